@@ -1,0 +1,133 @@
+# Makefile — builds airlock (the launcher), the policy library, tests, benchmarks and fuzz targets.
+#
+#   make            build/airlock and build/libairlock-policy.a
+#   make deps       install the Debian packages the project needs (root), else print the command
+#   make check      every test, then the unit tests again under ASan+UBSan, then a fuzz smoke run
+#   make bench      every benchmark; each figure is one line "bench: NAME VALUE UNIT"
+#   make fuzz       the libFuzzer targets, FUZZ_TIME seconds each
+#   make demo       the example agent's actions decided by the built-in default policy
+#
+# Variables: CC (gcc or clang), BUILD (output dir), SAN=1 (ASan+UBSan build).
+
+CC ?= cc
+BUILD ?= build
+OPT ?= -O2
+FUZZ_CC ?= clang
+FUZZ_TIME ?= 60
+FUZZ_SMOKE_TIME ?= 8
+
+WARN := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wformat=2 \
+	-Wno-format-nonliteral
+CFLAGS_ALL := -std=gnu11 -g $(OPT) $(WARN) -fPIC -D_GNU_SOURCE -I. $(CFLAGS)
+LDFLAGS_ALL := $(LDFLAGS)
+ifeq ($(SAN),1)
+CFLAGS_ALL += -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
+LDFLAGS_ALL += -fsanitize=address,undefined
+endif
+
+YAML_LIBS := $(shell pkg-config --libs yaml-0.1 2>/dev/null || echo -lyaml)
+CMOCKA_LIBS := $(shell pkg-config --libs cmocka 2>/dev/null || echo -lcmocka)
+
+# The image half of the policy engine: what the shim links (no libyaml, no allocation).
+IMAGE_SRCS := policy/image.c policy/glob.c policy/regex.c policy/netaddr.c policy/names.c
+# The launcher half: YAML loading and compilation.
+LOAD_SRCS := policy/load.c policy/compile.c policy/pattern.c
+POLICY_SRCS := $(IMAGE_SRCS) $(LOAD_SRCS)
+POLICY_OBJS := $(POLICY_SRCS:%.c=$(BUILD)/%.o) $(BUILD)/policy/default_policy.o
+LAUNCHER_SRCS := $(wildcard launcher/*.c)
+LAUNCHER_OBJS := $(LAUNCHER_SRCS:%.c=$(BUILD)/%.o)
+
+UNIT_SRCS := $(wildcard tests/unit/test_*.c)
+UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/%)
+FUZZ_SRCS := $(wildcard tests/fuzz/fuzz_*.c)
+FUZZ_BINS := $(FUZZ_SRCS:tests/fuzz/%.c=$(BUILD)/fuzz/%)
+BENCH_SRCS := $(wildcard tests/bench/*_bench.c)
+BENCH_BINS := $(BENCH_SRCS:tests/bench/%.c=$(BUILD)/bench/%)
+
+.PHONY: all deps check unit-tests run-unit cli-tests check-asan fuzz fuzz-smoke bench demo clean
+
+all: $(BUILD)/airlock $(BUILD)/libairlock-policy.a
+
+deps:
+	@scripts/deps.sh
+
+$(BUILD)/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) -MMD -MP -c $< -o $@
+
+# The built-in default policy is embedded verbatim with .incbin.
+$(BUILD)/policy/default_policy.o: policy/default_policy.S policy/default_policy.yaml
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) -c $< -o $@
+
+$(BUILD)/libairlock-policy.a: $(POLICY_OBJS)
+	@rm -f $@
+	ar rcs $@ $^
+
+$(BUILD)/airlock: $(LAUNCHER_OBJS) $(BUILD)/libairlock-policy.a
+	$(CC) $(LDFLAGS_ALL) -o $@ $(LAUNCHER_OBJS) $(BUILD)/libairlock-policy.a $(YAML_LIBS)
+
+$(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libairlock-policy.a tests/unit/testutil.h
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) -Itests/unit -o $@ $< $(BUILD)/libairlock-policy.a $(LDFLAGS_ALL) \
+		$(YAML_LIBS) $(CMOCKA_LIBS)
+
+unit-tests: $(UNIT_BINS)
+
+run-unit: unit-tests
+	@set -e; for t in $(UNIT_BINS); do echo "== $$t"; $$t; done
+
+cli-tests: all
+	@tests/cli/run.sh $(BUILD)/airlock
+
+check-asan:
+	@$(MAKE) --no-print-directory BUILD=build/asan SAN=1 OPT=-O1 run-unit
+
+check: deps
+	@$(MAKE) --no-print-directory all unit-tests
+	@$(MAKE) --no-print-directory run-unit
+	@$(MAKE) --no-print-directory cli-tests
+	@$(MAKE) --no-print-directory check-asan
+	@$(MAKE) --no-print-directory fuzz-smoke
+	@echo "make check: all tests passed"
+
+# ---- fuzzing (libFuzzer, clang) --------------------------------------------
+FUZZ_CFLAGS := -std=gnu11 -g -O1 -D_GNU_SOURCE -I. -Wall -Wextra -Werror \
+	-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
+
+$(BUILD)/fuzz/%: tests/fuzz/%.c $(POLICY_SRCS) policy/default_policy.S policy/default_policy.yaml
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -o $@ $< $(POLICY_SRCS) policy/default_policy.S $(YAML_LIBS)
+
+fuzz-smoke: $(FUZZ_BINS)
+	@set -e; for f in $(FUZZ_BINS); do n=$$(basename $$f); \
+		mkdir -p $(BUILD)/fuzz/corpus-$$n; \
+		echo "== fuzz smoke $$n ($(FUZZ_SMOKE_TIME)s)"; \
+		$$f -max_total_time=$(FUZZ_SMOKE_TIME) -print_final_stats=0 \
+			$(BUILD)/fuzz/corpus-$$n tests/fuzz/seeds/$$n 2>$(BUILD)/fuzz/$$n.log \
+			|| { tail -50 $(BUILD)/fuzz/$$n.log; exit 1; }; \
+		grep -E '^(#[0-9]+.*DONE|Done)' $(BUILD)/fuzz/$$n.log | tail -1; done
+
+fuzz: $(FUZZ_BINS)
+	@set -e; for f in $(FUZZ_BINS); do n=$$(basename $$f); \
+		mkdir -p $(BUILD)/fuzz/corpus-$$n; \
+		echo "== fuzz $$n ($(FUZZ_TIME)s)"; \
+		$$f -max_total_time=$(FUZZ_TIME) $(BUILD)/fuzz/corpus-$$n tests/fuzz/seeds/$$n; done
+
+# ---- benchmarks -------------------------------------------------------------
+$(BUILD)/bench/%: tests/bench/%.c $(BUILD)/libairlock-policy.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) -O2 -o $@ $< $(BUILD)/libairlock-policy.a $(LDFLAGS_ALL) $(YAML_LIBS)
+
+bench: deps all $(BENCH_BINS)
+	@set -e; for b in $(BENCH_BINS); do $$b; done
+
+# ---- demo ---------------------------------------------------------------------
+demo: deps
+	@$(MAKE) --no-print-directory all
+	@scripts/demo.sh $(BUILD)/airlock
+
+clean:
+	rm -rf build
+
+-include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

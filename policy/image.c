@@ -1,0 +1,549 @@
+/* image.c — validates a policy image and decides exec / open / connect against it, in place. */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "policy/glob.h"
+#include "policy/image_format.h"
+#include "policy/netaddr.h"
+#include "policy/policy.h"
+#include "policy/regex.h"
+
+#define JOIN_STACK 16384
+
+struct policy_image {
+	struct pimg_header h;
+};
+
+/* ---- access ---------------------------------------------------------------- */
+
+static const void *sec_ptr(const struct policy_image *img, enum pimg_section s)
+{
+	return (const char *)img + img->h.sec[s].offset;
+}
+
+static const struct pimg_rule *rule_at(const struct policy_image *img, uint32_t id)
+{
+	return (const struct pimg_rule *)sec_ptr(img, PIMG_SEC_RULES) + id;
+}
+
+static const char *str_at(const struct policy_image *img, uint32_t off)
+{
+	return off == PIMG_NONE ? NULL : (const char *)sec_ptr(img, PIMG_SEC_STRINGS) + off;
+}
+
+static const uint8_t *prog_at(const struct policy_image *img, uint32_t off)
+{
+	return (const uint8_t *)sec_ptr(img, PIMG_SEC_PROGS) + off;
+}
+
+/* ---- validation ------------------------------------------------------------- */
+
+static int bad(char *errbuf, size_t errlen, const char *what)
+{
+	if (errbuf && errlen)
+		snprintf(errbuf, errlen, "corrupt policy image: %s", what);
+	return -EINVAL;
+}
+
+static size_t entry_size(enum pimg_section s)
+{
+	switch (s) {
+	case PIMG_SEC_RULES:
+		return sizeof(struct pimg_rule);
+	case PIMG_SEC_STRINGS:
+	case PIMG_SEC_PROGS:
+		return 1;
+	case PIMG_SEC_IDS:
+	case PIMG_SEC_EXEC_SCAN:
+	case PIMG_SEC_FILE_SCAN:
+	case PIMG_SEC_NET_SCAN:
+	case PIMG_SEC_NET_ADDR:
+		return 4;
+	default:
+		return sizeof(struct pimg_bucket);
+	}
+}
+
+/* The rule kind every id in a section must have, or -1 for sections of no ids. */
+static int section_kind(enum pimg_section s)
+{
+	switch (s) {
+	case PIMG_SEC_EXEC_NAME:
+	case PIMG_SEC_EXEC_PATH:
+	case PIMG_SEC_EXEC_SCAN:
+		return POLICY_RULE_COMMAND;
+	case PIMG_SEC_FILE_DIR:
+	case PIMG_SEC_FILE_COMP:
+	case PIMG_SEC_FILE_EXT:
+	case PIMG_SEC_FILE_SCAN:
+		return POLICY_RULE_FILE;
+	case PIMG_SEC_NET_NAME:
+	case PIMG_SEC_NET_SUFFIX:
+	case PIMG_SEC_NET_SCAN:
+	case PIMG_SEC_NET_ADDR:
+		return POLICY_RULE_NETWORK;
+	default:
+		return -1;
+	}
+}
+
+static bool is_bucket_section(enum pimg_section s)
+{
+	return section_kind(s) >= 0 && entry_size(s) == sizeof(struct pimg_bucket);
+}
+
+static bool valid_str(const struct policy_image *img, uint32_t off)
+{
+	/* the strings section ends in NUL (checked first), so any in-range offset is terminated */
+	return off < img->h.sec[PIMG_SEC_STRINGS].count;
+}
+
+static bool valid_opt_str(const struct policy_image *img, uint32_t off)
+{
+	return off == PIMG_NONE || valid_str(img, off);
+}
+
+static bool valid_matcher(const struct policy_image *img, uint8_t m, uint32_t ref, uint32_t len,
+			  enum glob_flavour f)
+{
+	switch (m) {
+	case PIMG_M_ANY:
+	case PIMG_M_KEY:
+		return true;
+	case PIMG_M_GLOB:
+		return valid_str(img, ref) && glob_check(str_at(img, ref), f, NULL, 0) == 0;
+	case PIMG_M_EXACT:
+	case PIMG_M_PREFIX:
+		return valid_str(img, ref);
+	case PIMG_M_REGEX:
+		return ref <= img->h.sec[PIMG_SEC_PROGS].count &&
+		       len <= img->h.sec[PIMG_SEC_PROGS].count - ref &&
+		       regex_validate(prog_at(img, ref), len) == 0;
+	default:
+		return false;
+	}
+}
+
+static bool valid_rule(const struct policy_image *img, const struct pimg_rule *r)
+{
+	if (r->kind >= POLICY_RULE_KIND_MAX || r->list >= POLICY_LIST_MAX ||
+	    r->match >= POLICY_MATCH_MAX || (r->actions & ~POLICY_FILE_ALL) ||
+	    !valid_str(img, r->text) || !valid_opt_str(img, r->args_text) ||
+	    !valid_opt_str(img, r->reason))
+		return false;
+	switch (r->kind) {
+	case POLICY_RULE_COMMAND:
+		return valid_matcher(img, r->main_m, r->main_ref, r->main_len, GLOB_TEXT) &&
+		       valid_matcher(img, r->args_m, r->args_ref, r->args_len, GLOB_TEXT);
+	case POLICY_RULE_FILE:
+		return r->actions != 0 &&
+		       valid_matcher(img, r->main_m, r->main_ref, r->main_len, GLOB_PATH);
+	default:
+		if (r->host_kind >= NETDEST_HOST_MAX)
+			return false;
+		if (r->host_kind == NETDEST_ADDR)
+			return (r->family == 4 && r->prefix <= 32) ||
+			       (r->family == 6 && r->prefix <= 128);
+		return valid_matcher(img, r->main_m, r->main_ref, r->main_len, GLOB_TEXT);
+	}
+}
+
+/* A run of ids: in range, of the section's rule kind, sorted by (list, id). */
+static bool valid_run(const struct policy_image *img, const uint32_t *ids, uint32_t n, int kind)
+{
+	for (uint32_t i = 0; i < n; i++) {
+		if (ids[i] >= img->h.nrules || rule_at(img, ids[i])->kind != kind)
+			return false;
+		if (i) {
+			const struct pimg_rule *a = rule_at(img, ids[i - 1]), *b = rule_at(img, ids[i]);
+			if (a->list > b->list || (a->list == b->list && ids[i - 1] >= ids[i]))
+				return false;
+		}
+	}
+	return true;
+}
+
+static bool valid_table(const struct policy_image *img, enum pimg_section s)
+{
+	const struct pimg_bucket *t = sec_ptr(img, s);
+	uint32_t n = img->h.sec[s].count, nids = img->h.sec[PIMG_SEC_IDS].count, empty = 0;
+	const uint32_t *ids = sec_ptr(img, PIMG_SEC_IDS);
+	if (n & (n - 1))
+		return false;
+	for (uint32_t i = 0; i < n; i++) {
+		if (t[i].key == PIMG_NONE) {
+			empty++;
+			continue;
+		}
+		if (!valid_str(img, t[i].key) || t[i].ids > nids || t[i].nids > nids - t[i].ids ||
+		    !valid_run(img, ids + t[i].ids, t[i].nids, section_kind(s)))
+			return false;
+	}
+	return n == 0 || empty > 0;
+}
+
+int policy_image_open(const void *buf, size_t size, const struct policy_image **out, char *errbuf,
+		      size_t errlen)
+{
+	const struct pimg_header *h = buf;
+	size_t hsize = (sizeof *h + 7) & ~(size_t)7;
+	*out = NULL;
+	if (!buf || ((uintptr_t)buf & 7))
+		return bad(errbuf, errlen, "buffer missing or not 8-byte aligned");
+	if (size < hsize)
+		return bad(errbuf, errlen, "truncated header");
+	if (memcmp(h->magic, PIMG_MAGIC, sizeof h->magic) != 0)
+		return bad(errbuf, errlen, "bad magic (not a policy image)");
+	if (h->version != PIMG_VERSION) {
+		if (errbuf && errlen)
+			snprintf(errbuf, errlen, "policy image version %u, this airlock reads %u",
+				 h->version, PIMG_VERSION);
+		return -ENOTSUP;
+	}
+	if (h->size != size || (size & 7))
+		return bad(errbuf, errlen, "size does not match (truncated?)");
+	if (pimg_checksum((const char *)buf + hsize, size - hsize) != h->checksum)
+		return bad(errbuf, errlen, "checksum mismatch");
+	for (int s = 0; s < PIMG_SEC_MAX; s++) {
+		uint64_t off = h->sec[s].offset, len = (uint64_t)h->sec[s].count * entry_size(s);
+		if (off < hsize || (off & 7) || off > size || len > size - off)
+			return bad(errbuf, errlen, "section out of bounds");
+	}
+	const struct policy_image *img = buf;
+	uint32_t nstr = h->sec[PIMG_SEC_STRINGS].count;
+	if (nstr == 0 || ((const char *)sec_ptr(img, PIMG_SEC_STRINGS))[nstr - 1] != '\0' ||
+	    !valid_str(img, h->source))
+		return bad(errbuf, errlen, "string table");
+	if (h->nrules != h->sec[PIMG_SEC_RULES].count || h->nrules > INT32_MAX)
+		return bad(errbuf, errlen, "rule count");
+	for (int a = 0; a < POLICY_ACTION_MAX; a++)
+		if (h->defaults[a] >= POLICY_DECISION_MAX)
+			return bad(errbuf, errlen, "default decision");
+	for (uint32_t i = 0; i < h->nrules; i++)
+		if (!valid_rule(img, rule_at(img, i)))
+			return bad(errbuf, errlen, "rule");
+	for (int s = 0; s < PIMG_SEC_MAX; s++) {
+		int kind = section_kind((enum pimg_section)s);
+		if (kind < 0)
+			continue;
+		if (is_bucket_section((enum pimg_section)s) ? !valid_table(img, (enum pimg_section)s)
+			: !valid_run(img, sec_ptr(img, (enum pimg_section)s), h->sec[s].count, kind))
+			return bad(errbuf, errlen, "index");
+	}
+	*out = img;
+	return 0;
+}
+
+/* ---- matching ------------------------------------------------------------------ */
+
+struct query {
+	unsigned kind;
+	/* COMMAND */
+	const char *prog, *base, *args;
+	size_t prog_len, base_len, args_len;
+	/* FILE */
+	const char *path;
+	size_t path_len;
+	unsigned action;
+	/* NETWORK */
+	const char *host;
+	size_t host_len;
+	bool is_addr;
+	struct netaddr addr;
+	unsigned port;
+};
+
+struct best {
+	unsigned list; /* POLICY_LIST_MAX: nothing matched yet */
+	uint32_t id;
+};
+
+static bool text_matches(const struct policy_image *img, uint8_t m, uint32_t ref, uint32_t len,
+			 const char *text, size_t tlen, enum glob_flavour f)
+{
+	const char *s;
+	size_t n;
+	switch (m) {
+	case PIMG_M_ANY:
+	case PIMG_M_KEY:
+		return true;
+	case PIMG_M_GLOB:
+		return glob_match(str_at(img, ref), text, tlen, f);
+	case PIMG_M_EXACT:
+		s = str_at(img, ref);
+		n = strlen(s);
+		return n == tlen && memcmp(s, text, n) == 0;
+	case PIMG_M_PREFIX:
+		s = str_at(img, ref);
+		n = strlen(s);
+		return tlen >= n && memcmp(s, text, n) == 0 &&
+		       (tlen == n || text[n] == (f == GLOB_PATH ? '/' : ' '));
+	case PIMG_M_REGEX:
+		return regex_match(prog_at(img, ref), len, text, tlen);
+	default:
+		return false;
+	}
+}
+
+static bool rule_matches(const struct policy_image *img, const struct pimg_rule *r,
+			 const struct query *q)
+{
+	if (r->kind != q->kind)
+		return false;
+	switch (r->kind) {
+	case POLICY_RULE_COMMAND: {
+		bool full = r->flags & PIMG_R_FULLPATH;
+		return text_matches(img, r->main_m, r->main_ref, r->main_len, full ? q->prog : q->base,
+				    full ? q->prog_len : q->base_len, GLOB_TEXT) &&
+		       text_matches(img, r->args_m, r->args_ref, r->args_len, q->args, q->args_len,
+				    GLOB_TEXT);
+	}
+	case POLICY_RULE_FILE:
+		return (r->actions & q->action) &&
+		       text_matches(img, r->main_m, r->main_ref, r->main_len, q->path, q->path_len,
+				    GLOB_PATH);
+	default:
+		if (r->port && r->port != q->port)
+			return false;
+		if (r->host_kind == NETDEST_ADDR) {
+			struct netaddr net = { .family = r->family };
+			memcpy(net.bytes, r->addr, sizeof net.bytes);
+			return q->is_addr && netaddr_in(&q->addr, &net, r->prefix);
+		}
+		return text_matches(img, r->main_m, r->main_ref, r->main_len, q->host, q->host_len,
+				    GLOB_TEXT);
+	}
+}
+
+/* Offers each rule of a sorted run; stops at the first that matches or cannot win. */
+static void offer_run(const struct policy_image *img, const uint32_t *ids, uint32_t n,
+		      const struct query *q, struct best *b)
+{
+	for (uint32_t i = 0; i < n; i++) {
+		const struct pimg_rule *r = rule_at(img, ids[i]);
+		if (r->list > b->list || (r->list == b->list && ids[i] >= b->id))
+			return;
+		if (rule_matches(img, r, q)) {
+			b->list = r->list;
+			b->id = ids[i];
+			return;
+		}
+	}
+}
+
+static void offer_scan(const struct policy_image *img, enum pimg_section s, const struct query *q,
+		       struct best *b)
+{
+	offer_run(img, sec_ptr(img, s), img->h.sec[s].count, q, b);
+}
+
+static void offer_key(const struct policy_image *img, enum pimg_section s, uint32_t hash,
+		      const char *key, size_t len, const struct query *q, struct best *b)
+{
+	uint32_t n = img->h.sec[s].count;
+	if (n == 0)
+		return;
+	const struct pimg_bucket *t = sec_ptr(img, s);
+	for (uint32_t i = hash & (n - 1);; i = (i + 1) & (n - 1)) {
+		if (t[i].key == PIMG_NONE)
+			return;
+		if (t[i].hash == hash) {
+			const char *k = str_at(img, t[i].key);
+			if (memcmp(k, key, len) == 0 && k[len] == '\0') {
+				const uint32_t *ids = sec_ptr(img, PIMG_SEC_IDS);
+				offer_run(img, ids + t[i].ids, t[i].nids, q, b);
+				return;
+			}
+		}
+	}
+}
+
+static struct policy_verdict verdict(const struct policy_image *img, const struct best *b,
+				     enum policy_action a)
+{
+	static const enum policy_decision of_list[POLICY_LIST_MAX] = { POLICY_DENY, POLICY_ASK,
+									POLICY_ALLOW };
+	if (b->list >= POLICY_LIST_MAX)
+		return (struct policy_verdict){ (enum policy_decision)img->h.defaults[a], -1 };
+	return (struct policy_verdict){ of_list[b->list], (int32_t)b->id };
+}
+
+/* ---- open ------------------------------------------------------------------------ */
+
+static void search_file(const struct policy_image *img, const char *path, unsigned action,
+			struct best *b)
+{
+	struct query q = { .kind = POLICY_RULE_FILE, .path = path, .action = action };
+	q.path_len = strlen(path);
+	bool dir = img->h.sec[PIMG_SEC_FILE_DIR].count != 0;
+	bool comp = img->h.sec[PIMG_SEC_FILE_COMP].count != 0;
+	bool ext = img->h.sec[PIMG_SEC_FILE_EXT].count != 0;
+	uint32_t hp = PIMG_HASH_INIT, hc = PIMG_HASH_INIT, he = PIMG_HASH_INIT;
+	size_t cstart = 0, estart = 0;
+	bool has_ext = false;
+	for (size_t i = 0;; i++) {
+		char c = path[i];
+		if (c == '/' || c == '\0') {
+			if (dir)
+				offer_key(img, PIMG_SEC_FILE_DIR, hp, path, i, &q, b);
+			if (i > cstart) {
+				if (comp)
+					offer_key(img, PIMG_SEC_FILE_COMP, hc, path + cstart, i - cstart,
+						  &q, b);
+				if (ext && has_ext)
+					offer_key(img, PIMG_SEC_FILE_EXT, he, path + estart, i - estart,
+						  &q, b);
+			}
+			if (c == '\0')
+				break;
+			hc = he = PIMG_HASH_INIT;
+			cstart = i + 1;
+			has_ext = false;
+		} else if (c == '.') {
+			he = PIMG_HASH_INIT;
+			estart = i + 1;
+			has_ext = true;
+			hc = pimg_hash_step(hc, (unsigned char)c);
+		} else {
+			hc = pimg_hash_step(hc, (unsigned char)c);
+			he = pimg_hash_step(he, (unsigned char)c);
+		}
+		hp = pimg_hash_step(hp, (unsigned char)c);
+	}
+	offer_scan(img, PIMG_SEC_FILE_SCAN, &q, b);
+}
+
+struct policy_verdict policy_decide_open(const struct policy_image *img, const char *path,
+					 unsigned action)
+{
+	struct best b = { POLICY_LIST_MAX, 0 };
+	enum policy_action a = action == POLICY_FILE_READ    ? POLICY_ACTION_READ
+			       : action == POLICY_FILE_WRITE ? POLICY_ACTION_WRITE
+			       : action == POLICY_FILE_EXEC  ? POLICY_ACTION_EXEC
+							     : POLICY_ACTION_MAX;
+	if (a == POLICY_ACTION_MAX || !path)
+		return (struct policy_verdict){ POLICY_DENY, -1 };
+	search_file(img, path, action, &b);
+	return verdict(img, &b, a);
+}
+
+/* ---- exec ------------------------------------------------------------------------ */
+
+struct policy_verdict policy_decide_exec_joined(const struct policy_image *img, const char *program,
+						const char *args, size_t args_len)
+{
+	struct best b = { POLICY_LIST_MAX, 0 };
+	if (!program)
+		return (struct policy_verdict){ POLICY_DENY, -1 };
+	struct query q = { .kind = POLICY_RULE_COMMAND, .prog = program, .args = args ? args : "",
+			   .args_len = args ? args_len : 0 };
+	q.prog_len = strlen(program);
+	const char *slash = strrchr(program, '/');
+	q.base = slash ? slash + 1 : program;
+	q.base_len = q.prog_len - (size_t)(q.base - program);
+	offer_key(img, PIMG_SEC_EXEC_NAME, pimg_hash(q.base, q.base_len), q.base, q.base_len, &q, &b);
+	if (slash)
+		offer_key(img, PIMG_SEC_EXEC_PATH, pimg_hash(program, q.prog_len), program,
+			  q.prog_len, &q, &b);
+	offer_scan(img, PIMG_SEC_EXEC_SCAN, &q, &b);
+	if (program[0] == '/')
+		search_file(img, program, POLICY_FILE_EXEC, &b);
+	return verdict(img, &b, POLICY_ACTION_EXEC);
+}
+
+struct policy_verdict policy_decide_exec(const struct policy_image *img, const char *program,
+					 const char *const *argv)
+{
+	char stack[JOIN_STACK];
+	size_t total = 0, n = 0;
+	for (size_t i = 1; argv && argv[0] && argv[i]; i++)
+		total += strlen(argv[i]) + 1;
+	char *buf = stack;
+	stack[0] = '\0';
+	if (total > sizeof stack) {
+		buf = mmap(NULL, total, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (buf == MAP_FAILED)
+			return (struct policy_verdict){ POLICY_DENY, -1 };
+	}
+	for (size_t i = 1; argv && argv[0] && argv[i]; i++) {
+		size_t l = strlen(argv[i]);
+		if (n)
+			buf[n++] = ' ';
+		memcpy(buf + n, argv[i], l);
+		n += l;
+	}
+	struct policy_verdict v = policy_decide_exec_joined(img, program, buf, n);
+	if (buf != stack)
+		munmap(buf, total);
+	return v;
+}
+
+/* ---- connect ----------------------------------------------------------------------- */
+
+struct policy_verdict policy_decide_connect(const struct policy_image *img, const char *host,
+					    unsigned port)
+{
+	struct best b = { POLICY_LIST_MAX, 0 };
+	char name[256];
+	int len = host ? netaddr_host_normalise(host, name, sizeof name) : -EINVAL;
+	if (len <= 0 || port == 0 || port > 65535)
+		return (struct policy_verdict){ POLICY_DENY, -1 };
+	struct query q = { .kind = POLICY_RULE_NETWORK, .host = name, .host_len = (size_t)len,
+			   .port = port };
+	q.is_addr = netaddr_parse(name, (size_t)len, &q.addr) == 0;
+	if (q.is_addr) {
+		offer_scan(img, PIMG_SEC_NET_ADDR, &q, &b);
+	} else {
+		offer_key(img, PIMG_SEC_NET_NAME, pimg_hash(name, (size_t)len), name, (size_t)len, &q,
+			  &b);
+		for (const char *d = strchr(name, '.'); d; d = strchr(d + 1, '.')) {
+			size_t l = (size_t)len - (size_t)(d + 1 - name);
+			if (l)
+				offer_key(img, PIMG_SEC_NET_SUFFIX, pimg_hash(d + 1, l), d + 1, l, &q,
+					  &b);
+		}
+	}
+	offer_scan(img, PIMG_SEC_NET_SCAN, &q, &b);
+	return verdict(img, &b, POLICY_ACTION_CONNECT);
+}
+
+/* ---- description ------------------------------------------------------------------- */
+
+int policy_rule_describe(const struct policy_image *img, int32_t rule, struct policy_rule_info *out)
+{
+	if (rule < 0 || (uint32_t)rule >= img->h.nrules)
+		return -ERANGE;
+	const struct pimg_rule *r = rule_at(img, (uint32_t)rule);
+	*out = (struct policy_rule_info){
+		.file = str_at(img, img->h.source),
+		.line = r->line,
+		.column = r->column,
+		.list = (enum policy_list)r->list,
+		.kind = (enum policy_rule_kind)r->kind,
+		.match = (enum policy_match)r->match,
+		.pattern = str_at(img, r->text),
+		.args = str_at(img, r->args_text),
+		.actions = r->actions,
+		.reason = str_at(img, r->reason),
+	};
+	return 0;
+}
+
+uint32_t policy_image_rule_count(const struct policy_image *img)
+{
+	return img->h.nrules;
+}
+
+enum policy_decision policy_image_default(const struct policy_image *img, enum policy_action a)
+{
+	if ((unsigned)a >= POLICY_ACTION_MAX)
+		return POLICY_DENY;
+	return (enum policy_decision)img->h.defaults[a];
+}
+
+unsigned policy_image_ask_timeout(const struct policy_image *img)
+{
+	return img->h.ask_timeout;
+}

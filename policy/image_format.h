@@ -1,0 +1,141 @@
+/* image_format.h — the on-disk layout of a compiled policy image (private to policy/). */
+#ifndef AIRLOCK_POLICY_IMAGE_FORMAT_H
+#define AIRLOCK_POLICY_IMAGE_FORMAT_H
+
+#include <stdint.h>
+
+/*
+ * An image is one blob, native byte order, every structure 8-byte aligned:
+ *
+ *   struct pimg_header
+ *   sections, each at header.sec[i].offset with header.sec[i].count entries
+ *
+ * Offsets are from the start of the image.  String references are offsets
+ * into PIMG_SEC_STRINGS and name NUL-terminated strings; PIMG_NONE means
+ * "absent".  Matcher programs (regex) live in PIMG_SEC_PROGS.
+ *
+ * Indexes: a hash table section holds pimg_bucket entries (a power of two of
+ * them, open addressing, linear probing); each bucket names a key string and
+ * a run of rule ids in PIMG_SEC_IDS.  A scan section is an array of rule ids.
+ * Every run of ids is sorted by (list, id), so the first rule that matches in
+ * a run is the best that run can give.
+ */
+
+#define PIMG_MAGIC "AIRLKIMG"
+#define PIMG_VERSION 1u
+#define PIMG_NONE 0xffffffffu
+
+enum pimg_section {
+	PIMG_SEC_RULES = 0,  /* struct pimg_rule[nrules] */
+	PIMG_SEC_STRINGS,    /* char[] */
+	PIMG_SEC_IDS,        /* uint32_t[]: runs of rule ids referenced by buckets */
+	PIMG_SEC_PROGS,      /* uint8_t[]: regex programs */
+	PIMG_SEC_EXEC_NAME,  /* buckets: command basename -> command rules */
+	PIMG_SEC_EXEC_PATH,  /* buckets: command full path -> command rules */
+	PIMG_SEC_EXEC_SCAN,  /* ids: command rules with a wildcard or regex command */
+	PIMG_SEC_FILE_DIR,   /* buckets: leading literal components ("/home/u/.ssh") -> file rules */
+	PIMG_SEC_FILE_COMP,  /* buckets: a component anywhere (".env") -> file rules */
+	PIMG_SEC_FILE_EXT,   /* buckets: extension of a component anywhere ("pem") -> file rules */
+	PIMG_SEC_FILE_SCAN,  /* ids: other file rules */
+	PIMG_SEC_NET_NAME,   /* buckets: host name -> network rules */
+	PIMG_SEC_NET_SUFFIX, /* buckets: domain of "*.domain" -> network rules */
+	PIMG_SEC_NET_SCAN,   /* ids: "*" and other host globs */
+	PIMG_SEC_NET_ADDR,   /* ids: IP literal and CIDR rules */
+	PIMG_SEC_MAX
+};
+
+struct pimg_section_desc {
+	uint32_t offset;
+	uint32_t count; /* entries (bytes for STRINGS and PROGS) */
+};
+
+struct pimg_header {
+	char magic[8];
+	uint32_t version;
+	uint32_t size;     /* whole image, bytes, a multiple of 8 */
+	uint64_t checksum; /* pimg_checksum() of bytes [sizeof header, size) */
+	uint32_t nrules;
+	uint32_t source;      /* string: the policy's file name */
+	uint32_t ask_timeout; /* seconds */
+	uint8_t defaults[4];  /* enum policy_decision per enum policy_action */
+	struct pimg_section_desc sec[PIMG_SEC_MAX];
+};
+
+/* How a rule's main or args field is compared at decision time. */
+enum pimg_matcher {
+	PIMG_M_ANY = 0,    /* always matches (absent args) */
+	PIMG_M_GLOB = 1,   /* string: glob, flavour by rule kind */
+	PIMG_M_EXACT = 2,  /* string: byte-equal */
+	PIMG_M_PREFIX = 3, /* string: equal, or followed by ' ' (args) / '/' (paths) */
+	PIMG_M_REGEX = 4,  /* program in PIMG_SEC_PROGS */
+	PIMG_M_KEY = 5,    /* the index key matched: nothing more to check */
+	PIMG_M_MAX
+};
+
+/* Rule flags. */
+#define PIMG_R_FULLPATH 0x01u /* COMMAND: compare the full program path, not its basename */
+
+struct pimg_rule {
+	uint8_t kind;    /* enum policy_rule_kind */
+	uint8_t list;    /* enum policy_list */
+	uint8_t match;   /* enum policy_match as written */
+	uint8_t actions; /* FILE: POLICY_FILE_* */
+	uint8_t flags;   /* PIMG_R_* */
+	uint8_t main_m;  /* enum pimg_matcher for command / path / host */
+	uint8_t args_m;  /* enum pimg_matcher for args */
+	uint8_t host_kind; /* NETWORK: enum netdest_host */
+	uint32_t line, column;
+	uint32_t text;      /* string: command / path / destination as written */
+	uint32_t args_text; /* string or PIMG_NONE */
+	uint32_t reason;    /* string or PIMG_NONE */
+	uint32_t main_ref;  /* string or program offset, per main_m */
+	uint32_t main_len;  /* program length (REGEX) */
+	uint32_t args_ref;
+	uint32_t args_len;
+	uint16_t port;   /* NETWORK: 0 = any */
+	uint8_t family;  /* NETWORK ADDR: 4 or 6 */
+	uint8_t prefix;  /* NETWORK ADDR: bits */
+	uint8_t addr[16];
+};
+
+struct pimg_bucket {
+	uint32_t hash; /* pimg_hash() of the key */
+	uint32_t key;  /* string, or PIMG_NONE for an empty slot */
+	uint32_t ids;  /* first entry in PIMG_SEC_IDS */
+	uint32_t nids;
+};
+
+/* FNV-1a, 32 bits, over len bytes. */
+static inline uint32_t pimg_hash(const char *s, size_t len)
+{
+	uint32_t h = 2166136261u;
+	for (size_t i = 0; i < len; i++)
+		h = (h ^ (unsigned char)s[i]) * 16777619u;
+	return h;
+}
+
+static inline uint32_t pimg_hash_step(uint32_t h, unsigned char c)
+{
+	return (h ^ c) * 16777619u;
+}
+
+#define PIMG_HASH_INIT 2166136261u
+
+/*
+ * Integrity checksum of len bytes (len a multiple of 8, p 8-byte aligned):
+ * a 64-bit multiply-rotate over words.  Detects corruption, not tampering:
+ * the image lives on a read-only mount the agent cannot write.
+ */
+static inline uint64_t pimg_checksum(const void *p, size_t len)
+{
+	const uint64_t *w = (const uint64_t *)p;
+	uint64_t h = 0x9e3779b97f4a7c15ull ^ len;
+	for (size_t i = 0; i < len / 8; i++) {
+		h ^= w[i];
+		h *= 0xff51afd7ed558ccdull;
+		h = (h << 29) | (h >> 35);
+	}
+	return h;
+}
+
+#endif
