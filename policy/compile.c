@@ -477,14 +477,17 @@ static int assemble(struct compiler *c, void **image, size_t *size)
 	memset(sec, 0, sizeof sec);
 	memset(&h, 0, sizeof h);
 	sort_ctx = c;
-	qsort(c->entries, c->nentries, sizeof *c->entries, cmp_entry);
+	if (c->nentries)
+		qsort(c->entries, c->nentries, sizeof *c->entries, cmp_entry);
 	size_t start = 0;
 	for (int s = 0; s < PIMG_SEC_MAX && !r; s++) {
 		if (is_table((enum pimg_section)s)) {
 			size_t end = start;
 			while (end < c->nentries && c->entries[end].table == s)
 				end++;
-			r = build_table(c, c->entries + start, end - start, &sec[PIMG_SEC_IDS], &sec[s]);
+			r = end == start ? 0
+					 : build_table(c, c->entries + start, end - start,
+						       &sec[PIMG_SEC_IDS], &sec[s]);
 			start = end;
 		} else if (c->nscan[s]) {
 			qsort(c->scan[s], c->nscan[s], sizeof(uint32_t), cmp_id);
