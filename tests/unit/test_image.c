@@ -1,0 +1,339 @@
+/* test_image.c — policy images: a compiled image opens; truncated, corrupt or inconsistent ones are refused. */
+#include "testutil.h"
+
+#include <errno.h>
+
+#include "policy/image_format.h"
+
+static const char policy_yaml[] =
+	"version: 1\n"
+	"default: {exec: ask, read: allow, write: ask, connect: deny}\n"
+	"ask_timeout: 30\n"
+	"deny:\n"
+	"  - command: rm\n    args: \"-rf *\"\n    reason: destructive\n"
+	"  - command: \"/usr/bin/git\"\n    args: \"push.*--force.*\"\n    match: regex\n"
+	"  - file: {path: \"*.env\", action: read}\n"
+	"  - file: {path: \"~/.ssh/**\"}\n"
+	"  - network: {destination: \"169.254.0.0/16\"}\n"
+	"ask:\n"
+	"  - command: \"py*\"\n"
+	"  - file: {path: \"*.pem\"}\n"
+	"  - network: {destination: \"*.example.com:443\"}\n"
+	"allow:\n"
+	"  - command: git\n    args: status\n    match: prefix\n"
+	"  - file: {path: \"/tmp/**\"}\n"
+	"  - network: {destination: \"api.anthropic.com:443\"}\n"
+	"  - network: {destination: \"*:80\"}\n"
+	"  - network: {destination: \"api-?.example.org\"}\n";
+
+struct fixture {
+	struct test_policy t;
+	uint64_t *copy; /* owned; 8-aligned scratch copy of the image */
+};
+
+static int setup(void **state)
+{
+	struct fixture *f = calloc(1, sizeof *f);
+	test_policy_build(&f->t, policy_yaml);
+	f->copy = malloc(f->t.size + 8);
+	*state = f;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct fixture *f = *state;
+	test_policy_free(&f->t);
+	free(f->copy);
+	free(f);
+	return 0;
+}
+
+static size_t header_size(void)
+{
+	return (sizeof(struct pimg_header) + 7) & ~(size_t)7;
+}
+
+/* Fresh copy of the valid image. */
+static struct pimg_header *fresh(struct fixture *f)
+{
+	memcpy(f->copy, f->t.blob, f->t.size);
+	return (struct pimg_header *)f->copy;
+}
+
+/* Re-seals size and checksum so validation reaches past the header. */
+static void reseal(struct fixture *f, size_t size)
+{
+	struct pimg_header *h = (struct pimg_header *)f->copy;
+	h->size = (uint32_t)size;
+	h->checksum = pimg_checksum((char *)f->copy + header_size(), size - header_size());
+}
+
+static int open_copy(struct fixture *f, size_t size)
+{
+	const struct policy_image *img;
+	char msg[256];
+	int r = policy_image_open(f->copy, size, &img, msg, sizeof msg);
+	if (r == 0) {
+		assert_ptr_equal(img, f->copy);
+	} else {
+		assert_null(img);
+		assert_non_null(strstr(msg, "policy image"));
+	}
+	return r;
+}
+
+static void test_valid_image_opens(void **state)
+{
+	struct fixture *f = *state;
+	fresh(f);
+	assert_int_equal(open_copy(f, f->t.size), 0);
+	assert_int_equal(policy_image_rule_count(f->t.img), 13);
+	assert_int_equal(policy_image_ask_timeout(f->t.img), 30);
+	assert_int_equal(policy_image_default(f->t.img, POLICY_ACTION_CONNECT), POLICY_DENY);
+	assert_int_equal(policy_image_default(f->t.img, POLICY_ACTION_READ), POLICY_ALLOW);
+	assert_int_equal(policy_image_default(f->t.img, POLICY_ACTION_MAX), POLICY_DENY);
+	assert_int_equal(f->t.size % 8, 0);
+}
+
+static void test_null_and_misaligned(void **state)
+{
+	struct fixture *f = *state;
+	const struct policy_image *img = (const void *)1;
+	assert_int_equal(policy_image_open(NULL, 100, &img, NULL, 0), -EINVAL);
+	assert_null(img);
+	fresh(f);
+	memmove((char *)f->copy + 4, f->copy, f->t.size);
+	assert_int_equal(policy_image_open((char *)f->copy + 4, f->t.size, &img, NULL, 0), -EINVAL);
+}
+
+static void test_every_truncation_refused(void **state)
+{
+	struct fixture *f = *state;
+	for (size_t n = 0; n < f->t.size; n++) {
+		fresh(f);
+		assert_int_equal(open_copy(f, n), -EINVAL);
+	}
+	/* also when the header claims the shorter size (size and checksum resealed) */
+	for (size_t n = header_size(); n < f->t.size; n += 8) {
+		fresh(f);
+		reseal(f, n);
+		if (open_copy(f, n) == 0)
+			fail_msg("image truncated to %zu of %zu bytes was accepted", n, f->t.size);
+	}
+}
+
+static void test_header_checks(void **state)
+{
+	struct fixture *f = *state;
+	struct pimg_header *h = fresh(f);
+	h->magic[0] ^= 1;
+	assert_int_equal(open_copy(f, f->t.size), -EINVAL);
+
+	h = fresh(f);
+	h->version++;
+	assert_int_equal(open_copy(f, f->t.size), -ENOTSUP);
+
+	h = fresh(f);
+	((char *)f->copy)[f->t.size - 1] ^= 0x40;
+	assert_int_equal(open_copy(f, f->t.size), -EINVAL); /* checksum */
+
+	h = fresh(f);
+	h->size += 8;
+	assert_int_equal(open_copy(f, f->t.size), -EINVAL);
+}
+
+/* A corruption applied to a fresh copy, resealed, that validation must refuse. */
+struct corruption {
+	const char *what;
+	void (*apply)(struct pimg_header *h, char *base);
+};
+
+static struct pimg_rule *rules_of(struct pimg_header *h, char *base)
+{
+	return (struct pimg_rule *)(base + h->sec[PIMG_SEC_RULES].offset);
+}
+
+static struct pimg_bucket *first_bucket(struct pimg_header *h, char *base, enum pimg_section s)
+{
+	struct pimg_bucket *t = (struct pimg_bucket *)(base + h->sec[s].offset);
+	for (uint32_t i = 0; i < h->sec[s].count; i++)
+		if (t[i].key != PIMG_NONE)
+			return &t[i];
+	fail_msg("section %d has no bucket", s);
+	return NULL;
+}
+
+static void c_sec_offset_out(struct pimg_header *h, char *b) { (void)b; h->sec[PIMG_SEC_IDS].offset = h->size; h->sec[PIMG_SEC_IDS].count = 1; }
+static void c_sec_offset_unaligned(struct pimg_header *h, char *b) { (void)b; h->sec[PIMG_SEC_RULES].offset += 4; }
+static void c_sec_offset_in_header(struct pimg_header *h, char *b) { (void)b; h->sec[PIMG_SEC_STRINGS].offset = 0; }
+static void c_sec_count_huge(struct pimg_header *h, char *b) { (void)b; h->sec[PIMG_SEC_RULES].count = 0xffffffffu; h->nrules = 0xffffffffu; }
+static void c_nrules_mismatch(struct pimg_header *h, char *b) { (void)b; h->nrules++; }
+static void c_default_range(struct pimg_header *h, char *b) { (void)b; h->defaults[2] = 7; }
+static void c_source_range(struct pimg_header *h, char *b) { (void)b; h->source = h->sec[PIMG_SEC_STRINGS].count; }
+static void c_strings_unterminated(struct pimg_header *h, char *b)
+{
+	b[h->sec[PIMG_SEC_STRINGS].offset + h->sec[PIMG_SEC_STRINGS].count - 1] = 'x';
+}
+static void c_rule_kind(struct pimg_header *h, char *b) { rules_of(h, b)[0].kind = 9; }
+static void c_rule_list(struct pimg_header *h, char *b) { rules_of(h, b)[0].list = 3; }
+static void c_rule_match(struct pimg_header *h, char *b) { rules_of(h, b)[0].match = 4; }
+static void c_rule_text(struct pimg_header *h, char *b) { rules_of(h, b)[1].text = 0x7fffffffu; }
+static void c_rule_reason(struct pimg_header *h, char *b) { rules_of(h, b)[0].reason = h->sec[PIMG_SEC_STRINGS].count; }
+static void c_rule_args_matcher(struct pimg_header *h, char *b) { rules_of(h, b)[0].args_m = PIMG_M_MAX; }
+static void c_rule_glob_ref(struct pimg_header *h, char *b) { rules_of(h, b)[0].args_ref = 0xfffffff0u; }
+static void c_rule_regex_ref(struct pimg_header *h, char *b) { rules_of(h, b)[1].args_ref = h->sec[PIMG_SEC_PROGS].count; }
+static void c_rule_regex_len(struct pimg_header *h, char *b) { rules_of(h, b)[1].args_len = h->sec[PIMG_SEC_PROGS].count + 1; }
+static void c_rule_regex_prog(struct pimg_header *h, char *b)
+{
+	struct pimg_rule *r = &rules_of(h, b)[1];
+	memset(b + h->sec[PIMG_SEC_PROGS].offset + r->args_ref, 0xff, r->args_len);
+}
+static void c_rule_actions(struct pimg_header *h, char *b) { rules_of(h, b)[2].actions = 0x80; }
+static void c_rule_no_actions(struct pimg_header *h, char *b) { rules_of(h, b)[2].actions = 0; }
+static void c_rule_family(struct pimg_header *h, char *b) { rules_of(h, b)[4].family = 5; }
+static void c_rule_prefix(struct pimg_header *h, char *b) { rules_of(h, b)[4].prefix = 33; }
+static void c_rule_host_kind(struct pimg_header *h, char *b) { rules_of(h, b)[4].host_kind = 9; }
+static void c_bad_glob(struct pimg_header *h, char *b)
+{
+	struct pimg_rule *r = &rules_of(h, b)[0];
+	strcpy(b + h->sec[PIMG_SEC_STRINGS].offset + r->args_ref, "[");
+}
+static void c_bucket_ids(struct pimg_header *h, char *b) { first_bucket(h, b, PIMG_SEC_EXEC_NAME)->ids = h->sec[PIMG_SEC_IDS].count; }
+static void c_bucket_nids(struct pimg_header *h, char *b) { first_bucket(h, b, PIMG_SEC_EXEC_NAME)->nids = 0xffffffffu; }
+static void c_bucket_key(struct pimg_header *h, char *b) { first_bucket(h, b, PIMG_SEC_NET_NAME)->key = 0x7ffffff0u; }
+static void c_table_not_pow2(struct pimg_header *h, char *b) { (void)b; h->sec[PIMG_SEC_EXEC_NAME].count = 3; }
+static void c_table_full(struct pimg_header *h, char *b)
+{
+	struct pimg_bucket *t = (struct pimg_bucket *)(b + h->sec[PIMG_SEC_FILE_EXT].offset);
+	struct pimg_bucket *used = first_bucket(h, b, PIMG_SEC_FILE_EXT);
+	for (uint32_t i = 0; i < h->sec[PIMG_SEC_FILE_EXT].count; i++)
+		t[i] = *used;
+}
+static void c_id_range(struct pimg_header *h, char *b)
+{
+	uint32_t *ids = (uint32_t *)(b + h->sec[PIMG_SEC_IDS].offset);
+	ids[0] = h->nrules;
+}
+static void c_id_wrong_kind(struct pimg_header *h, char *b)
+{
+	uint32_t *scan = (uint32_t *)(b + h->sec[PIMG_SEC_NET_ADDR].offset);
+	scan[0] = 0; /* a command rule in a network index */
+}
+static void c_run_unsorted(struct pimg_header *h, char *b)
+{
+	uint32_t *scan = (uint32_t *)(b + h->sec[PIMG_SEC_NET_SCAN].offset);
+	assert_int_equal(h->sec[PIMG_SEC_NET_SCAN].count, 2);
+	uint32_t first = scan[0];
+	scan[0] = scan[1];
+	scan[1] = first;
+}
+
+static const struct corruption corruptions[] = {
+	{ "section past the end", c_sec_offset_out },
+	{ "section offset unaligned", c_sec_offset_unaligned },
+	{ "section inside the header", c_sec_offset_in_header },
+	{ "section count overflows", c_sec_count_huge },
+	{ "rule count mismatch", c_nrules_mismatch },
+	{ "default out of range", c_default_range },
+	{ "source string out of range", c_source_range },
+	{ "strings not NUL-terminated", c_strings_unterminated },
+	{ "rule kind", c_rule_kind },
+	{ "rule list", c_rule_list },
+	{ "rule match", c_rule_match },
+	{ "rule text offset", c_rule_text },
+	{ "rule reason offset", c_rule_reason },
+	{ "rule args matcher kind", c_rule_args_matcher },
+	{ "rule glob string offset", c_rule_glob_ref },
+	{ "rule regex offset", c_rule_regex_ref },
+	{ "rule regex length", c_rule_regex_len },
+	{ "rule regex program bytes", c_rule_regex_prog },
+	{ "rule actions", c_rule_actions },
+	{ "rule without actions", c_rule_no_actions },
+	{ "rule address family", c_rule_family },
+	{ "rule prefix length", c_rule_prefix },
+	{ "rule host kind", c_rule_host_kind },
+	{ "rule glob malformed", c_bad_glob },
+	{ "bucket ids out of range", c_bucket_ids },
+	{ "bucket id count overflows", c_bucket_nids },
+	{ "bucket key offset", c_bucket_key },
+	{ "table size not a power of two", c_table_not_pow2 },
+	{ "table without an empty slot", c_table_full },
+	{ "rule id out of range", c_id_range },
+	{ "rule of the wrong kind in an index", c_id_wrong_kind },
+	{ "index run not sorted", c_run_unsorted },
+};
+
+static void test_structural_corruptions_refused(void **state)
+{
+	struct fixture *f = *state;
+	for (size_t i = 0; i < sizeof corruptions / sizeof corruptions[0]; i++) {
+		struct pimg_header *h = fresh(f);
+		corruptions[i].apply(h, (char *)f->copy);
+		reseal(f, f->t.size);
+		if (open_copy(f, f->t.size) != -EINVAL)
+			fail_msg("corruption not refused: %s", corruptions[i].what);
+	}
+}
+
+/* Random flips, resealed: each image is refused or decides without crashing (ASan watches). */
+static void test_random_flips_never_crash(void **state)
+{
+	struct fixture *f = *state;
+	unsigned seed = 12345, refused = 0, accepted = 0;
+	static const char *const paths[] = { "/home/u/.ssh/id_rsa", "/work/ws/.env", "/tmp/a/b" };
+	for (int round = 0; round < 3000; round++) {
+		fresh(f);
+		int flips = 1 + round % 4;
+		for (int k = 0; k < flips; k++) {
+			seed = seed * 1103515245u + 12345u;
+			size_t off = header_size() + (seed >> 8) % (f->t.size - header_size());
+			((uint8_t *)f->copy)[off] ^= (uint8_t)(1u << (seed % 8));
+		}
+		reseal(f, f->t.size);
+		const struct policy_image *img;
+		if (policy_image_open(f->copy, f->t.size, &img, NULL, 0) != 0) {
+			refused++;
+			continue;
+		}
+		accepted++;
+		const char *argv[] = { "git", "push", "--force", NULL };
+		struct policy_rule_info info;
+		for (size_t p = 0; p < 3; p++)
+			(void)policy_decide_open(img, paths[p], POLICY_FILE_READ);
+		(void)policy_decide_exec(img, "/usr/bin/git", argv);
+		(void)policy_decide_connect(img, "a.example.com", 443);
+		(void)policy_decide_connect(img, "169.254.169.254", 80);
+		for (int32_t r = 0; r < (int32_t)policy_image_rule_count(img); r++)
+			assert_int_equal(policy_rule_describe(img, r, &info), 0);
+	}
+	assert_true(refused > 0);
+	assert_int_equal(refused + accepted, 3000);
+}
+
+static void test_decisions_from_copy_match_original(void **state)
+{
+	struct fixture *f = *state;
+	const struct policy_image *img;
+	fresh(f);
+	assert_int_equal(policy_image_open(f->copy, f->t.size, &img, NULL, 0), 0);
+	struct policy_verdict a = policy_decide_open(img, "/home/u/.ssh/config", POLICY_FILE_READ);
+	struct policy_verdict b = policy_decide_open(f->t.img, "/home/u/.ssh/config", POLICY_FILE_READ);
+	assert_int_equal(a.decision, POLICY_DENY);
+	assert_int_equal(a.rule, 3);
+	assert_int_equal(b.rule, a.rule);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_valid_image_opens),
+		cmocka_unit_test(test_null_and_misaligned),
+		cmocka_unit_test(test_every_truncation_refused),
+		cmocka_unit_test(test_header_checks),
+		cmocka_unit_test(test_structural_corruptions_refused),
+		cmocka_unit_test(test_random_flips_never_crash),
+		cmocka_unit_test(test_decisions_from_copy_match_original),
+	};
+	return cmocka_run_group_tests_name("policy image", tests, setup, teardown);
+}
