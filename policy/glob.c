@@ -137,7 +137,10 @@ static int fail(char *msg, size_t msglen, const char *why)
 
 int glob_check(const char *pattern, enum glob_flavour f, char *msg, size_t msglen)
 {
+	unsigned stars = 0;
 	for (const char *p = pattern; *p; p++) {
+		if (*p == '*' && p[1] != '*' && ++stars > GLOB_MAX_STARS)
+			return fail(msg, msglen, "too many '*' in glob (at most 64)");
 		const char *why = NULL, *end;
 		switch (*p) {
 		case '\\':

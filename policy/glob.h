@@ -20,6 +20,9 @@
  *   '/' matches the whole path (gitignore: a matched directory covers its
  *   contents; fnmatch(3) FNM_LEADING_DIR).
  */
+/* Most runs of '*' one pattern may hold: bounds matching's recursion depth. */
+#define GLOB_MAX_STARS 64
+
 enum glob_flavour {
 	GLOB_TEXT = 0,
 	GLOB_PATH = 1,
@@ -29,7 +32,7 @@ enum glob_flavour {
  * Checks the NUL-terminated pattern for flavour f.  Returns 0, or -EINVAL
  * with a message in msg (msglen bytes): unterminated '[', reversed range,
  * unknown character class, trailing '\', '**' not a whole component (path),
- * more than two '*' in a row (path).
+ * more than two '*' in a row (path), more than GLOB_MAX_STARS runs of '*'.
  */
 int glob_check(const char *pattern, enum glob_flavour f, char *msg, size_t msglen);
 

@@ -128,7 +128,7 @@ struct policy_rule {
 	unsigned actions;  /* FILE: POLICY_FILE_* mask; POLICY_FILE_ALL when absent */
 	char *destination; /* owned; NETWORK: host:port pattern as written */
 	char *reason;      /* owned; NULL when absent */
-	struct policy_pos pos;         /* the list item ("- ...") */
+	struct policy_pos pos;         /* the rule mapping (its first key) */
 	struct policy_pos pattern_pos; /* command / path / destination value */
 	struct policy_pos args_pos;    /* args value ({0,0} when absent) */
 };

@@ -1,0 +1,124 @@
+/* launcher.h — declarations shared by the files of the `airlock` command. */
+#ifndef AIRLOCK_LAUNCHER_H
+#define AIRLOCK_LAUNCHER_H
+
+#include <stddef.h>
+
+#include "policy/policy.h"
+
+#define AIRLOCK_VERSION "0.1.0"
+
+/* Exit statuses of airlock's own subcommands (`run` passes the agent's through). */
+enum airlock_exit {
+	AIRLOCK_EXIT_OK = 0,      /* success; `check`: allow */
+	AIRLOCK_EXIT_FAILURE = 1, /* any other failure (I/O, memory, refusing to overwrite) */
+	AIRLOCK_EXIT_USAGE = 2,   /* bad command line, or a policy that does not load */
+	AIRLOCK_EXIT_ASK = 3,     /* `check`: ask */
+	AIRLOCK_EXIT_DENY = 4,    /* `check`: deny */
+	AIRLOCK_EXIT_MAX
+};
+
+/* One subcommand: the table in main.c holds them all. */
+struct airlock_command {
+	const char *name;
+	/* argv[0] is the subcommand's name; returns an enum airlock_exit value. */
+	int (*run)(int argc, char **argv);
+	const char *summary; /* one line for `airlock --help` */
+	const char *usage;   /* the full text of `airlock NAME --help` */
+};
+
+int cmd_init(int argc, char **argv);
+int cmd_check(int argc, char **argv);
+extern const char cmd_init_usage[];
+extern const char cmd_check_usage[];
+
+/* Prints "airlock: " + the formatted message + a newline to stderr. */
+void airlock_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* True when arg is "-h" or "--help". */
+int airlock_is_help(const char *arg);
+
+/* ---- policy_source.c: find, load and compile the policy ------------------- */
+
+/* What to load, and what patterns are relative to. */
+struct policy_source_options {
+	const char *policy_path; /* --policy FILE, or NULL to search */
+	const char *workspace;   /* --workspace DIR, or NULL for the current directory */
+};
+
+/* A loaded, compiled policy and the context it was compiled against. */
+struct policy_source {
+	char *name;              /* owned; the file loaded, or "<default>" for the built-in */
+	char *home;              /* owned; absolute home directory */
+	char *workspace;         /* owned; realpath(3) of the workspace */
+	struct policy *policy;   /* owned; as loaded */
+	void *image;             /* owned; policy_compile() output */
+	size_t image_size;
+	const struct policy_image *img; /* points into image */
+};
+
+/* Why policy_source_open() failed; selects the exit status and the message form. */
+enum policy_source_status {
+	POLICY_SOURCE_OK = 0,
+	POLICY_SOURCE_BAD_POLICY = 1, /* unreadable or invalid policy: err holds file:line:column */
+	POLICY_SOURCE_BAD_CONTEXT = 2, /* workspace or home unusable: err.message says why */
+	POLICY_SOURCE_NO_MEMORY = 3,
+	POLICY_SOURCE_STATUS_MAX
+};
+
+/*
+ * Finds the policy (opt->policy_path; else WORKSPACE/.airlock/policy.yaml;
+ * else $XDG_CONFIG_HOME/airlock/policy.yaml, XDG_CONFIG_HOME defaulting to
+ * ~/.config; else the built-in default, named "<default>"), loads it and
+ * compiles it with home = $HOME (or the passwd entry) and workspace =
+ * realpath(opt->workspace or "."), both without a trailing '/'.
+ * A candidate file that exists but cannot be read is an error, not skipped.
+ * On POLICY_SOURCE_OK *src is filled and owns everything (release it with
+ * policy_source_release()); otherwise *src is empty and *err says what went
+ * wrong (render it with policy_error_format()).
+ */
+enum policy_source_status policy_source_open(const struct policy_source_options *opt,
+					     struct policy_source *src, struct policy_error *err);
+
+/* Frees everything src owns and empties it.  Accepts an empty source. */
+void policy_source_release(struct policy_source *src);
+
+/*
+ * Prints err to stderr as "file:line:column: message" (the form compilers
+ * use, so editors can jump to it) and returns the exit status for status.
+ */
+int policy_source_report(enum policy_source_status status, const struct policy_error *err);
+
+/* ---- canon.c: the inputs a decision needs, canonical ---------------------- */
+
+/*
+ * Returns the canonical form of path, as the kernel would resolve it for
+ * open(2): absolute (relative paths are taken against cwd, or the current
+ * directory when cwd is NULL), "." / ".." / "//" removed, every symlink
+ * resolved — including a dangling last one, whose target an O_CREAT open
+ * would create.  Components from the first one that does not exist (or
+ * cannot be examined) on are appended lexically normalised.
+ * Returns a malloc'ed string owned by the caller, or NULL with errno set:
+ * ELOOP (more than 40 symlinks), ENOMEM, or getcwd(3)'s errors.
+ */
+char *canon_path(const char *path, const char *cwd);
+
+/*
+ * Returns the program execve(2) would run for cmd, as the shim sees it:
+ * when cmd holds a '/', cmd made absolute against the current directory and
+ * lexically normalised (symlinks are not resolved: `python3` must not become
+ * `python3.11`); otherwise the first dir/cmd in $PATH (confstr(3) _CS_PATH
+ * when PATH is unset) that is an executable regular file, and cmd itself when
+ * none is.  Returns a malloc'ed string, or NULL with errno ENOMEM or
+ * getcwd(3)'s errors.
+ */
+char *canon_program(const char *cmd);
+
+/*
+ * Lexically normalises the absolute path in place: removes "." components,
+ * repeated '/', a trailing '/', and ".." with the component before it (".."
+ * at the root stays at the root).  The result is never longer than the input.
+ */
+void canon_normalise(char *path);
+
+#endif

@@ -1,0 +1,377 @@
+#!/bin/sh
+# run.sh — TAP tests of the airlock command line (init, check, policy lookup, errors) on the real binary.
+# Usage: tests/cli/run.sh BUILD/airlock
+# Runs in a temporary directory with HOME set to a temporary home; exits 1 if any test fails.
+set -u
+
+if [ $# -ne 1 ] || [ ! -x "$1" ]; then
+	echo "usage: $0 BUILD/airlock" >&2
+	exit 2
+fi
+AIRLOCK=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/airlock-cli.XXXXXX")
+trap 'rm -rf "$TMP"' EXIT
+TMP=$(cd "$TMP" && pwd -P)
+export HOME="$TMP/home"
+unset XDG_CONFIG_HOME
+export LC_ALL=C
+mkdir -p "$HOME" "$TMP/ws"
+
+NTESTS=0
+NFAILED=0
+
+pass() {
+	NTESTS=$((NTESTS + 1))
+	echo "ok $NTESTS - $1"
+}
+
+# fail DESC [DETAIL...]: each detail line is printed as a TAP comment.
+fail() {
+	NTESTS=$((NTESTS + 1))
+	NFAILED=$((NFAILED + 1))
+	echo "not ok $NTESTS - $1"
+	shift
+	for d in "$@"; do
+		printf '%s\n' "$d" | sed 's/^/#   /'
+	done
+}
+
+skip() {
+	NTESTS=$((NTESTS + 1))
+	echo "ok $NTESTS - $1 # SKIP skipped: $2"
+}
+
+# run ARG...: runs airlock; sets RC, output in $TMP/out and $TMP/err.
+run() {
+	"$AIRLOCK" "$@" >"$TMP/out" 2>"$TMP/err"
+	RC=$?
+}
+
+details() {
+	echo "exit status $RC"
+	sed 's/^/stdout: /' "$TMP/out"
+	sed 's/^/stderr: /' "$TMP/err"
+}
+
+# expect DESC STATUS ARG...: airlock ARG... exits with STATUS.
+expect() {
+	desc=$1 want=$2
+	shift 2
+	run "$@"
+	if [ "$RC" = "$want" ]; then pass "$desc"; else fail "$desc" "wanted exit $want" "$(details)"; fi
+}
+
+# has DESC FILE TEXT: FILE (out or err) of the last run contains TEXT.
+has() {
+	if grep -qF -- "$3" "$TMP/$2"; then pass "$1"; else fail "$1" "no '$3' in std$2" "$(details)"; fi
+}
+
+# has_re DESC FILE ERE: a line of FILE (out or err) of the last run matches ERE.
+has_re() {
+	if grep -qE -- "$3" "$TMP/$2"; then pass "$1"; else fail "$1" "no /$3/ in std$2" "$(details)"; fi
+}
+
+# decide DECISION [-r RULE-TEXT] ARG...: `airlock check ARG...` prints DECISION first, exits
+# with its status (allow 0, ask 3, deny 4), and, with -r, names a rule containing RULE-TEXT.
+decide() {
+	want=$1
+	shift
+	rule=""
+	if [ "$1" = "-r" ]; then
+		rule=$2
+		shift 2
+	fi
+	case $want in
+	allow) code=0 ;;
+	ask) code=3 ;;
+	deny) code=4 ;;
+	esac
+	run check "$@"
+	first=$(head -n 1 "$TMP/out")
+	desc="check $* -> $want${rule:+ by $rule}"
+	if [ "$RC" != "$code" ] || [ "${first%% *}" != "$want" ]; then
+		fail "$desc" "wanted $want (exit $code)" "$(details)"
+	elif [ -n "$rule" ] && ! grep -F -- "rule:" "$TMP/out" | grep -qF -- "$rule"; then
+		fail "$desc" "rule line lacks: $rule" "$(details)"
+	else
+		pass "$desc"
+	fi
+}
+
+# ---- version and help -----------------------------------------------------------
+cd "$TMP/ws" || exit 1
+
+run version
+if [ "$RC" = 0 ] && [ "$(cat "$TMP/out")" = "airlock 0.1.0" ]; then
+	pass "airlock version prints 'airlock 0.1.0'"
+else
+	fail "airlock version prints 'airlock 0.1.0'" "$(details)"
+fi
+run --version
+if [ "$RC" = 0 ] && [ "$(cat "$TMP/out")" = "airlock 0.1.0" ]; then
+	pass "airlock --version prints 'airlock 0.1.0'"
+else
+	fail "airlock --version prints 'airlock 0.1.0'" "$(details)"
+fi
+expect "airlock --help exits 0" 0 --help
+has "airlock --help lists init" out "  init "
+has "airlock --help lists check" out "  check "
+expect "airlock help exits 0" 0 help
+has "airlock help lists the commands" out "Commands:"
+expect "airlock help check exits 0" 0 help check
+has "airlock help check documents exit statuses" out "Exit status: 0 allow; 3 ask; 4 deny"
+expect "airlock check --help exits 0" 0 check --help
+has "airlock check --help prints the check usage" out "usage: airlock check"
+expect "airlock init --help exits 0" 0 init --help
+has "airlock init --help prints the init usage" out "usage: airlock init"
+expect "airlock with no command exits 2" 2
+has "airlock with no command prints usage on stderr" err "usage: airlock COMMAND"
+expect "an unknown command exits 2" 2 frobnicate
+has "an unknown command is named on stderr" err "airlock: unknown command: frobnicate"
+expect "airlock help NOSUCH exits 2" 2 help frobnicate
+# The command table's invariant: every command listed has help that names it.
+"$AIRLOCK" --help | sed -n 's/^  \([a-z][a-z-]*\)  .*/\1/p' >"$TMP/commands"
+if [ -s "$TMP/commands" ]; then pass "airlock --help lists commands"; else fail "airlock --help lists commands"; fi
+while read -r c; do
+	run "$c" --help
+	if [ "$RC" = 0 ] && head -n 1 "$TMP/out" | grep -q "^usage: airlock $c"; then
+		pass "airlock $c --help starts with 'usage: airlock $c'"
+	else
+		fail "airlock $c --help starts with 'usage: airlock $c'" "$(details)"
+	fi
+done <"$TMP/commands"
+
+# ---- init ---------------------------------------------------------------------------
+expect "init writes .airlock/policy.yaml" 0 init
+has "init says what it wrote" out ".airlock/policy.yaml"
+if cmp -s .airlock/policy.yaml "$ROOT/policy/default_policy.yaml"; then
+	pass "init writes the built-in default policy verbatim"
+else
+	fail "init writes the built-in default policy verbatim"
+fi
+if stat -c %a . >/dev/null 2>&1; then
+	modes="$(stat -c %a .airlock) $(stat -c %a .airlock/policy.yaml)"
+	if [ "$modes" = "755 644" ]; then pass "init modes: .airlock 0755, policy.yaml 0644"; else
+		fail "init modes: .airlock 0755, policy.yaml 0644" "got $modes"; fi
+else
+	skip "init modes: .airlock 0755, policy.yaml 0644" "no GNU stat -c"
+fi
+echo "# edited" >>.airlock/policy.yaml
+expect "a second init refuses to overwrite (exit 1)" 1 init
+has "the refusal names --force" err "airlock: init: .airlock/policy.yaml already exists; use --force"
+if tail -n 1 .airlock/policy.yaml | grep -q "^# edited"; then pass "the refused init left the file alone"; else
+	fail "the refused init left the file alone"; fi
+expect "init --force overwrites" 0 init --force
+if cmp -s .airlock/policy.yaml "$ROOT/policy/default_policy.yaml"; then
+	pass "init --force restores the default policy"
+else
+	fail "init --force restores the default policy"
+fi
+leftover=$(find .airlock -name '.policy.yaml.*')
+if [ -n "$leftover" ]; then fail "init leaves no temporary file" "$leftover"; else
+	pass "init leaves no temporary file"; fi
+expect "init rejects an unknown option (exit 2)" 2 init --bogus
+expect "the written policy validates" 0 check --policy .airlock/policy.yaml
+has_re "validation prints 'FILE: ok, N rules'" out '^\.airlock/policy\.yaml: ok, [0-9]+ rules$'
+
+# ---- the default policy, rule by rule ---------------------------------------------
+# Decided with ./.airlock/policy.yaml, the default text written by init above.
+mkdir -p src a "$HOME/.ssh"
+echo "SECRET=1" >.env
+echo "key" >"$HOME/.ssh/id_rsa"
+echo "hello" >README.md
+ln -s .env envlink
+ln -s "$HOME/.ssh/new_key" dangling
+
+line=$(grep -n 'args: "-rf /\*"' .airlock/policy.yaml | head -n 1 | cut -d: -f1)
+rmline=$((line - 1))
+decide deny -r ".airlock/policy.yaml:$rmline deny command \"rm\" args \"-rf /*\"" exec rm -rf /
+has "the rm rule's reason is printed" out "  reason: Recursive forced deletion"
+decide deny -r 'deny command "rm"' exec rm -rf "$HOME"
+decide allow -r 'allow command "ls"' exec ls -la
+decide allow exec cat README.md
+decide allow exec grep -rn TODO .
+decide allow exec /bin/ls
+decide allow exec python3 -c "print(1)"
+decide allow exec make test
+decide allow -r 'allow command "git" args "status" match prefix' exec git status
+decide allow exec git diff HEAD~1
+decide allow exec git log --oneline
+decide allow exec git commit -m "a message"
+decide deny -r 'deny command "sudo"' exec sudo ls
+decide deny exec su -
+decide ask -r 'ask command "git" args "push" match prefix' exec git push origin main
+decide deny -r 'match regex' exec git push --force origin main
+decide deny exec git push -f
+decide ask exec git remote add evil https://evil.example/x.git
+decide ask -r 'ask command "pip" args "install"' exec pip install requests
+decide ask exec python3 -m pip install requests
+decide ask exec npm install left-pad
+decide allow exec npm run build
+decide ask exec curl https://unknown.example
+decide ask -r 'ask command "env"' exec env FOO=1 ls
+decide ask exec find . -name x -delete
+decide deny exec chmod 777 src
+decide deny exec mkfs.ext4 /dev/sdz
+decide deny exec dd if=/dev/zero of=/dev/sda
+decide ask -r "default (exec)" exec airlock-no-such-program --flag
+has "a default decision explains itself" out "reason: no rule matches; the policy's default for exec is ask"
+
+decide deny -r 'deny file ".env" action read' open .env
+has "open prints the canonical path" out "deny  read $TMP/ws/.env"
+decide deny open "$HOME/.ssh/id_rsa"
+decide deny -r 'deny file "~/.ssh"' open "$HOME/.ssh/id_rsa" --write
+decide deny -r 'deny file ".env"' open envlink
+has "a symlink is decided as its target" out "deny  read $TMP/ws/.env"
+decide deny open ./a/../.env
+decide deny open ./src//./../.env
+decide deny open ./nonexistent/../.env
+decide deny -r 'deny file "~/.ssh"' open dangling --write
+decide allow open README.md
+decide allow -r 'allow file "./**" action write' open ./src/x --write
+decide allow open /tmp/airlock-cli-scratch --write
+decide ask -r "default (write)" open /etc/airlock-cli-test --write
+decide deny -r 'deny file "~/.bashrc" action write' open "$HOME/.bashrc" --write
+decide deny open .git/hooks/pre-commit --write
+decide deny open .git/config --write
+decide deny open .airlock/policy.yaml --write
+decide allow open .airlock/policy.yaml
+decide ask -r "default (exec)" open README.md --exec
+has "open --exec is shown as execute" out "ask   execute $TMP/ws/README.md"
+
+decide allow -r 'allow network "api.anthropic.com:443"' connect api.anthropic.com:443
+decide allow connect API.Anthropic.COM.:443
+decide allow connect raw.githubusercontent.com:443
+decide ask connect api.anthropic.com:80
+decide ask -r "default (connect)" connect unknown.example:443
+decide deny -r 'deny network "169.254.0.0/16"' connect 169.254.169.254:80
+decide deny connect metadata.google.internal:80
+decide ask connect "[2001:db8::1]:443"
+
+# ---- usage errors ------------------------------------------------------------------------
+expect "check exec without CMD exits 2" 2 check exec
+expect "check exec with an empty CMD exits 2" 2 check exec ""
+expect "check open with an unknown option exits 2" 2 check open x --force
+expect "check open without PATH exits 2" 2 check open --write
+expect "check connect without a port exits 2" 2 check connect example.com
+expect "check connect with port 0 exits 2" 2 check connect example.com:0
+expect "check connect with an unbracketed IPv6 address exits 2" 2 check connect ::1:443
+expect "check with an unknown action exits 2" 2 check frobnicate
+expect "check with an unknown option exits 2" 2 check --frobnicate exec ls
+expect "check --policy without FILE exits 2" 2 check --policy
+has "usage errors are prefixed 'airlock: '" err "airlock: check: --policy needs a value"
+
+# ---- --workspace -------------------------------------------------------------------------
+mkdir -p "$TMP/other"
+run check --workspace "$TMP/other" open "$TMP/other/x" --write
+if [ "$RC" = 0 ]; then pass "--workspace DIR makes ./** mean DIR"; else
+	fail "--workspace DIR makes ./** mean DIR" "$(details)"; fi
+run check --workspace "$TMP/other" open "$TMP/ws/x" --write
+if ! grep -qF 'file "./**"' "$TMP/out"; then pass "--workspace DIR: the launch directory is no longer ./"; else
+	fail "--workspace DIR: the launch directory is no longer ./" "$(details)"; fi
+expect "--workspace on a missing directory exits 2" 2 check --workspace "$TMP/nonexistent" exec ls
+
+# ---- the AgentGuard example policy --------------------------------------------------------
+AG="$ROOT/tests/data/policies/agentguard.yaml"
+[ -f "$AG" ] || AG="$ROOT/tests/cli/agentguard.yaml"
+expect "the AgentGuard example policy loads unchanged" 0 check --policy "$AG"
+has_re "the AgentGuard policy has its 19 rules" out ': ok, 19 rules$'
+P="--policy $AG"
+# shellcheck disable=SC2086
+{
+	decide deny -r 'deny command "rm" args "-rf *"' $P exec rm -rf build
+	decide ask -r "default (exec)" $P exec rm notes.txt
+	decide deny -r 'deny command "sudo" args "*"' $P exec sudo apt-get update
+	decide deny $P exec sudo
+	decide deny -r 'deny command "chmod" args "777 *"' $P exec chmod 777 run.sh
+	decide ask $P exec chmod 755 run.sh
+	decide deny -r 'deny file "*.env" action read' $P open .env
+	decide deny $P open config/prod.env
+	decide ask -r "default (write)" $P open .env --write
+	decide deny -r 'deny file "*.pem" action read' $P open server.pem
+	for c in ls cat pwd echo grep head tail wc; do
+		decide allow -r "allow command \"$c\"" $P exec $c x
+	done
+	decide allow -r 'allow command "git" args "status"' $P exec git status
+	decide ask $P exec git status --short
+	decide allow -r 'allow command "git" args "log *"' $P exec git log --oneline
+	decide ask $P exec git log
+	decide allow -r 'allow command "git" args "diff *"' $P exec git diff HEAD
+	decide ask $P exec git push origin main
+	decide allow -r 'allow file "/tmp/workspace/**" action write' $P open /tmp/workspace/a/b.txt --write
+	decide ask $P open /tmp/elsewhere.txt --write
+	decide allow $P open /etc/hostname
+	decide allow -r 'allow network "api.anthropic.com:443"' $P connect api.anthropic.com:443
+	decide allow -r 'allow network "api.github.com:443"' $P connect api.github.com:443
+	decide ask $P connect api.github.com:80
+	decide ask $P connect evil.example.com:443
+}
+
+# ---- malformed policies: file:line:column: message, exit 2 -------------------------------
+mkdir -p "$TMP/bad"
+cd "$TMP/bad" || exit 1
+printf 'version: 1\nbogus: 1\n' >unknown-key.yaml
+printf 'version: 1\ndeny:\n  - command: rm\n    args: "[a"\n' >bad-glob.yaml
+printf 'version: 1\ndeny:\n  - command: [x\n' >syntax.yaml
+printf 'version: 1\ndefault: {exec: no}\n' >yaml-bool.yaml
+printf 'version: 1\nversion: 1\n' >duplicate.yaml
+printf 'version: 1\nallow:\n  - file: {path: x, action: eat}\n' >bad-action.yaml
+for f in unknown-key bad-glob syntax yaml-bool duplicate bad-action; do
+	expect "malformed $f.yaml exits 2" 2 check --policy "$f.yaml" exec ls
+	has_re "malformed $f.yaml reports $f.yaml:LINE:COLUMN: message" err "^$f\\.yaml:[0-9]+:[0-9]+: [^ ]"
+done
+run check --policy unknown-key.yaml
+if grep -q "^unknown-key.yaml:2:1: .*bogus" "$TMP/err" && [ "$RC" = 2 ]; then
+	pass "validation points at the unknown key: unknown-key.yaml:2:1"
+else
+	fail "validation points at the unknown key: unknown-key.yaml:2:1" "$(details)"
+fi
+expect "a missing --policy file exits 2" 2 check --policy missing.yaml exec ls
+has "a missing policy file is named" err "missing.yaml"
+if [ "$(id -u)" = 0 ]; then
+	skip "an unreadable policy file is an error, not skipped" "running as root, which reads any file"
+else
+	mkdir -p unreadable/.airlock
+	printf 'version: 1\n' >unreadable/.airlock/policy.yaml
+	chmod 000 unreadable/.airlock/policy.yaml
+	(cd unreadable && "$AIRLOCK" check exec ls >/dev/null 2>&1)
+	rc=$?
+	chmod 644 unreadable/.airlock/policy.yaml
+	if [ "$rc" = 2 ]; then pass "an unreadable policy file is an error, not skipped"; else
+		fail "an unreadable policy file is an error, not skipped" "exit $rc"; fi
+fi
+mkdir -p found/.airlock
+printf 'version: 1\ndeny:\n  - command: ""\n' >found/.airlock/policy.yaml
+cd found || exit 1
+expect "a malformed ./.airlock/policy.yaml fails closed (exit 2)" 2 check exec ls
+has_re "it is reported as .airlock/policy.yaml:LINE:COLUMN" err '^\.airlock/policy\.yaml:3:[0-9]+: '
+
+# ---- policy lookup order ------------------------------------------------------------------
+mkdir -p "$TMP/lookup" "$HOME/.config/airlock" "$TMP/xdg/airlock"
+cd "$TMP/lookup" || exit 1
+expect "no policy file: the built-in default is used" 0 check
+has_re "it is named <default>" out '^<default>: ok, [0-9]+ rules$'
+decide ask -r "default (exec)" exec airlock-lookup-probe
+printf 'version: 1\nallow:\n  - command: airlock-lookup-probe\n' >"$HOME/.config/airlock/policy.yaml"
+decide allow -r "$HOME/.config/airlock/policy.yaml:3 allow" exec airlock-lookup-probe
+printf 'version: 1\nask:\n  - command: airlock-lookup-probe\n' >"$TMP/xdg/airlock/policy.yaml"
+export XDG_CONFIG_HOME="$TMP/xdg"
+decide ask -r "$TMP/xdg/airlock/policy.yaml:3 ask" exec airlock-lookup-probe
+export XDG_CONFIG_HOME=relative/dir
+decide allow -r "$HOME/.config/airlock/policy.yaml:3" exec airlock-lookup-probe
+export XDG_CONFIG_HOME="$TMP/xdg"
+mkdir -p .airlock
+printf 'version: 1\ndeny:\n  - command: airlock-lookup-probe\n' >.airlock/policy.yaml
+decide deny -r ".airlock/policy.yaml:3 deny" exec airlock-lookup-probe
+decide allow -r "$HOME/.config/airlock/policy.yaml:3" --policy "$HOME/.config/airlock/policy.yaml" exec airlock-lookup-probe
+decide deny -r "$TMP/lookup/.airlock/policy.yaml:3" --workspace "$TMP/lookup" exec airlock-lookup-probe
+unset XDG_CONFIG_HOME
+
+echo "1..$NTESTS"
+if [ "$NFAILED" -gt 0 ]; then
+	echo "# $NFAILED of $NTESTS tests failed"
+	exit 1
+fi
+echo "# all $NTESTS tests passed"
