@@ -307,6 +307,8 @@ static bool rule_matches(const struct policy_image *img, const struct pimg_rule 
 	default:
 		if (r->port && r->port != q->port)
 			return false;
+		if (q->is_addr && r->host_kind == NETDEST_GLOB)
+			return false; /* a name pattern never admits a raw address */
 		if (r->host_kind == NETDEST_ADDR) {
 			struct netaddr net = { .family = r->family };
 			memcpy(net.bytes, r->addr, sizeof net.bytes);
@@ -469,7 +471,7 @@ struct policy_verdict policy_decide_exec(const struct policy_image *img, const c
 	}
 	for (size_t i = 1; argv && argv[0] && argv[i]; i++) {
 		size_t l = strlen(argv[i]);
-		if (n)
+		if (i > 1)
 			buf[n++] = ' ';
 		memcpy(buf + n, argv[i], l);
 		n += l;

@@ -113,7 +113,8 @@ static int parse_addr(const char *host, struct netdest *out, char *msg, size_t m
 	size_t alen = slash ? (size_t)(slash - host) : strlen(host);
 	if (netaddr_parse(host, alen, &out->net) < 0)
 		return fail(msg, msglen, "bad IP address in destination '%s'", host);
-	unsigned max = out->net.family == 4 ? 32 : 128;
+	bool mapped = out->net.family == 4 && memchr(host, ':', alen) != NULL;
+	unsigned max = out->net.family == 4 && !mapped ? 32 : 128;
 	out->prefix = max;
 	if (slash) {
 		char *end;
@@ -123,7 +124,7 @@ static int parse_addr(const char *host, struct netdest *out, char *msg, size_t m
 			return fail(msg, msglen, "bad CIDR prefix length in '%s'", host);
 		out->prefix = (unsigned)v;
 		/* an IPv4-mapped IPv6 network keeps its meaning as IPv4 */
-		if (out->net.family == 4 && strchr(host, ':')) {
+		if (mapped) {
 			if (v < 96)
 				return fail(msg, msglen, "bad CIDR prefix length in '%s'", host);
 			out->prefix = (unsigned)v - 96;
