@@ -31,9 +31,17 @@ CMOCKA_LIBS := $(shell pkg-config --libs cmocka 2>/dev/null || echo -lcmocka)
 # The image half of the policy engine: what the shim links (no libyaml, no allocation).
 IMAGE_SRCS := policy/image.c policy/glob.c policy/regex.c policy/netaddr.c policy/names.c
 # The launcher half: YAML loading and compilation.
-LOAD_SRCS := policy/load.c policy/compile.c policy/pattern.c
+LOAD_SRCS := policy/load.c policy/compile.c policy/pattern.c policy/default_text.c
 POLICY_SRCS := $(IMAGE_SRCS) $(LOAD_SRCS)
 POLICY_OBJS := $(POLICY_SRCS:%.c=$(BUILD)/%.o) $(BUILD)/policy/default_policy.o
+# The preload shim: its hooks plus the image half of the policy engine, symbols hidden but the hooks.
+SHIM_CORE_SRCS := preload/canon.c preload/channel.c
+SHIM_SRCS := $(filter-out $(SHIM_CORE_SRCS),$(wildcard preload/*.c))
+SHIM_OBJS := $(SHIM_SRCS:%.c=$(BUILD)/shim/%.o) $(SHIM_CORE_SRCS:%.c=$(BUILD)/shim/%.o) \
+	$(IMAGE_SRCS:%.c=$(BUILD)/shim/%.o)
+SHIM_CORE_OBJS := $(SHIM_CORE_SRCS:%.c=$(BUILD)/%.o)
+SUPPORT_SRCS := $(wildcard tests/support/*.c)
+SUPPORT_BINS := $(SUPPORT_SRCS:tests/support/%.c=$(BUILD)/tests/%)
 LAUNCHER_SRCS := $(wildcard launcher/*.c)
 LAUNCHER_OBJS := $(LAUNCHER_SRCS:%.c=$(BUILD)/%.o)
 
@@ -46,7 +54,7 @@ BENCH_BINS := $(BENCH_SRCS:tests/bench/%.c=$(BUILD)/bench/%)
 
 .PHONY: all deps check unit-tests run-unit cli-tests check-asan fuzz fuzz-smoke bench demo clean
 
-all: $(BUILD)/airlock $(BUILD)/libairlock-policy.a
+all: $(BUILD)/airlock $(BUILD)/libairlock-policy.a $(BUILD)/airlock-preload.so
 
 deps:
 	@scripts/deps.sh
@@ -64,15 +72,33 @@ $(BUILD)/libairlock-policy.a: $(POLICY_OBJS)
 	@rm -f $@
 	ar rcs $@ $^
 
+$(BUILD)/libairlock-shimcore.a: $(SHIM_CORE_OBJS)
+	@rm -f $@
+	ar rcs $@ $^
+
+$(BUILD)/shim/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) -fvisibility=hidden -MMD -MP -c $< -o $@
+
+$(BUILD)/airlock-preload.so: $(SHIM_OBJS)
+	$(CC) -shared -o $@ $^ -Wl,-z,defs -Wl,-z,now $(LDFLAGS_ALL)
+
 $(BUILD)/airlock: $(LAUNCHER_OBJS) $(BUILD)/libairlock-policy.a
 	$(CC) $(LDFLAGS_ALL) -o $@ $(LAUNCHER_OBJS) $(BUILD)/libairlock-policy.a $(YAML_LIBS)
 
-$(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libairlock-policy.a tests/unit/testutil.h
+$(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libairlock-policy.a $(BUILD)/libairlock-shimcore.a \
+		tests/unit/testutil.h
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_ALL) -Itests/unit -o $@ $< $(BUILD)/libairlock-policy.a $(LDFLAGS_ALL) \
-		$(YAML_LIBS) $(CMOCKA_LIBS)
+	$(CC) $(CFLAGS_ALL) -Itests/unit -o $@ $< $(BUILD)/libairlock-shimcore.a \
+		$(BUILD)/libairlock-policy.a $(LDFLAGS_ALL) $(YAML_LIBS) $(CMOCKA_LIBS) -lpthread
 
-unit-tests: $(UNIT_BINS)
+# Test helpers that play other parts (the launcher's channel server, an image compiler).
+$(BUILD)/tests/%: tests/support/%.c $(BUILD)/libairlock-policy.a $(BUILD)/libairlock-shimcore.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) -o $@ $< $(BUILD)/libairlock-shimcore.a $(BUILD)/libairlock-policy.a \
+		$(LDFLAGS_ALL) $(YAML_LIBS)
+
+unit-tests: $(UNIT_BINS) $(SUPPORT_BINS)
 
 run-unit: unit-tests
 	@set -e; for t in $(UNIT_BINS); do echo "== $$t"; $$t; done

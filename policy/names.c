@@ -1,11 +1,7 @@
-/* names.c — names of the policy vocabulary, error rendering and the built-in default policy text. */
+/* names.c — names of the policy vocabulary and error rendering. */
 #include <stdio.h>
 
 #include "policy/policy.h"
-
-/* policy/default_policy.S embeds default_policy.yaml between these symbols. */
-extern const char airlock_default_policy_start[] __attribute__((visibility("hidden")));
-extern const char airlock_default_policy_end[] __attribute__((visibility("hidden")));
 
 const char *policy_decision_name(enum policy_decision d)
 {
@@ -37,10 +33,4 @@ int policy_error_format(const struct policy_error *err, char *buf, size_t size)
 		return snprintf(buf, size, "%s:%u:%u: %s", err->file, err->line, err->column,
 				err->message);
 	return snprintf(buf, size, "%s: %s", err->file, err->message);
-}
-
-const char *policy_default_text(size_t *len)
-{
-	*len = (size_t)(airlock_default_policy_end - airlock_default_policy_start);
-	return airlock_default_policy_start;
 }

@@ -1,0 +1,444 @@
+/* hook_exec.c — the shim's exec hooks: every libc path that starts a program, decided before the program starts. */
+#include <errno.h>
+#include <fcntl.h>
+#include <spawn.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "preload/canon.h"
+#include "preload/shim.h"
+
+#define PATH_BUF 4096
+#define STACK_ENV 1024 /* environment entries handled on the stack; more go to mmap(2) */
+#define STACK_ARGS 1024
+
+extern char **environ;
+
+/* ---- deciding ------------------------------------------------------------------- */
+
+/* The dynamic loader run as a program ("ld-linux-x86-64.so.2 PROG ARGS", ld.so(8)). */
+static bool is_loader(const char *path)
+{
+	const char *base = strrchr(path, '/');
+	base = base ? base + 1 : path;
+	return strncmp(base, "ld-linux", 8) == 0 || strncmp(base, "ld64.so", 7) == 0 ||
+	       strcmp(base, "ld.so") == 0;
+}
+
+/* Index in argv of the program ld.so(8) will run, skipping its options; 0 when none. */
+static size_t loader_program(char *const argv[])
+{
+	static const char *const with_arg[] = { "--library-path", "--inhibit-rpath", "--audit",
+						"--preload", "--argv0", "--glibc-hwcaps-prepend",
+						"--glibc-hwcaps-mask", NULL };
+	for (size_t i = 1; argv[i]; i++) {
+		if (strncmp(argv[i], "--", 2) != 0)
+			return i;
+		if (strcmp(argv[i], "--") == 0)
+			return argv[i + 1] ? i + 1 : 0;
+		for (size_t k = 0; with_arg[k]; k++)
+			if (strcmp(argv[i], with_arg[k]) == 0 && argv[i + 1])
+				i++;
+	}
+	return 0;
+}
+
+/* Combines a command verdict and a file-exec verdict: a rule beats the default, then severity. */
+static struct policy_verdict worse(struct policy_verdict a, struct policy_verdict b)
+{
+	if ((a.rule < 0) != (b.rule < 0))
+		return a.rule >= 0 ? a : b;
+	return b.decision > a.decision ? b : a;
+}
+
+/*
+ * Decides starting `path` (relative to dirfd, canon_flags CANON_*) with argv.
+ * Command rules see the path as invoked, made absolute; file exec rules see
+ * it canonical (symlinks resolved).
+ */
+static enum policy_decision decide_exec(int dirfd, const char *path, char *const argv[],
+					unsigned canon_flags)
+{
+	char abs[PATH_BUF], canon[PATH_BUF], cwd[PATH_BUF];
+	static char *const no_args[] = { NULL };
+	const struct policy_image *img = shim_image();
+	if (!argv)
+		argv = no_args;
+	if (!path)
+		return POLICY_ALLOW; /* the real call fails with EFAULT */
+	if (canon_path(dirfd, path, canon_flags, canon, sizeof canon) < 0)
+		snprintf(canon, sizeof canon, "%s", path);
+	if (path[0] == '/' || dirfd != AT_FDCWD || syscall(SYS_getcwd, cwd, sizeof cwd) < 0 ||
+	    canon_lexical(cwd, path, abs, sizeof abs) < 0)
+		snprintf(abs, sizeof abs, "%s", path[0] == '/' ? path : canon);
+	if (img && argv[0] && is_loader(canon)) {
+		size_t i = loader_program(argv);
+		if (i)
+			return decide_exec(AT_FDCWD, argv[i], argv + i, 0);
+	}
+	struct shim_action a = { .source = SHIM_EXEC, .path = abs,
+				 .argv = (const char *const *)argv };
+	a.v = (struct policy_verdict){ POLICY_DENY, -1 };
+	if (img) {
+		a.v = policy_decide_exec(img, abs, (const char *const *)argv);
+		if (strcmp(abs, canon) != 0)
+			a.v = worse(a.v, policy_decide_open(img, canon, POLICY_FILE_EXEC));
+	}
+	return shim_resolve(&a);
+}
+
+/* ---- the environment ------------------------------------------------------------- */
+
+/* Room for a fixed environment: on the stack when small, else an anonymous mapping. */
+struct env_room {
+	char **vec;
+	size_t cap;
+	size_t mapped; /* bytes to munmap, 0 when on the stack */
+	char preload[PATH_BUF * 2];
+};
+
+static size_t count(char *const v[])
+{
+	size_t n = 0;
+	while (v && v[n])
+		n++;
+	return n;
+}
+
+static char *const *fixed_env(char *const envp[], struct env_room *r, char **stack, size_t scap)
+{
+	size_t need = count(envp) + 3;
+	r->vec = stack;
+	r->cap = scap;
+	r->mapped = 0;
+	if (need > scap) {
+		size_t bytes = need * sizeof(char *);
+		void *m = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (m == MAP_FAILED)
+			return envp;
+		r->vec = m;
+		r->cap = need;
+		r->mapped = bytes;
+	}
+	char *const *e = shim_fix_env(envp, r->vec, r->cap, r->preload, sizeof r->preload);
+	return e ? e : envp;
+}
+
+static void env_done(struct env_room *r)
+{
+	if (r->mapped)
+		munmap(r->vec, r->mapped);
+}
+
+/* ---- PATH search, as execvp(3) and posix_spawnp(3) do it -------------------------- */
+
+/* The first executable `file` along $PATH (default path when unset), into out; false if none. */
+static bool search_path(const char *file, char *out, size_t outlen)
+{
+	const char *p = getenv("PATH");
+	if (!p)
+		p = "/usr/local/bin:/bin:/usr/bin";
+	for (;;) {
+		size_t n = strcspn(p, ":");
+		int len = n ? snprintf(out, outlen, "%.*s/%s", (int)n, p, file)
+			    : snprintf(out, outlen, "%s", file);
+		if (len > 0 && (size_t)len < outlen &&
+		    syscall(SYS_faccessat, AT_FDCWD, out, X_OK, 0) == 0)
+			return true;
+		if (p[n] == '\0')
+			return false;
+		p += n + 1;
+	}
+}
+
+/* Decides an execvp-style start of file: searched along PATH when it has no '/'. */
+static enum policy_decision decide_execp(const char *file, char *const argv[])
+{
+	char found[PATH_BUF];
+	if (file && !strchr(file, '/') && file[0] && search_path(file, found, sizeof found))
+		return decide_exec(AT_FDCWD, found, argv, 0);
+	return decide_exec(AT_FDCWD, file, argv, 0);
+}
+
+/* ---- the hooks ----------------------------------------------------------------------- */
+
+#define MISSING(name) (shim_init(), real_##name == NULL)
+
+static int refuse(void)
+{
+	errno = EACCES;
+	return -1;
+}
+
+static int do_execve(const char *path, char *const argv[], char *const envp[])
+{
+	if (MISSING(execve)) {
+		errno = ENOSYS;
+		return -1;
+	}
+	if (!shim_enter())
+		return real_execve(path, argv, envp);
+	int saved = errno;
+	enum policy_decision d = decide_exec(AT_FDCWD, path, argv, 0);
+	char *stack[STACK_ENV];
+	struct env_room room;
+	char *const *env = d == POLICY_ALLOW ? fixed_env(envp, &room, stack, STACK_ENV) : NULL;
+	shim_leave();
+	if (d != POLICY_ALLOW)
+		return refuse();
+	errno = saved;
+	int r = real_execve(path, argv, env);
+	saved = errno;
+	env_done(&room);
+	errno = saved;
+	return r;
+}
+
+SHIM_EXPORT int execve(const char *path, char *const argv[], char *const envp[])
+{
+	return do_execve(path, argv, envp);
+}
+
+SHIM_EXPORT int execv(const char *path, char *const argv[])
+{
+	return do_execve(path, argv, environ);
+}
+
+static int do_execvpe(const char *file, char *const argv[], char *const envp[])
+{
+	if (MISSING(execvpe)) {
+		errno = ENOSYS;
+		return -1;
+	}
+	if (!shim_enter())
+		return real_execvpe(file, argv, envp);
+	int saved = errno;
+	enum policy_decision d = decide_execp(file, argv);
+	char *stack[STACK_ENV];
+	struct env_room room;
+	char *const *env = d == POLICY_ALLOW ? fixed_env(envp, &room, stack, STACK_ENV) : NULL;
+	shim_leave();
+	if (d != POLICY_ALLOW)
+		return refuse();
+	errno = saved;
+	int r = real_execvpe(file, argv, env);
+	saved = errno;
+	env_done(&room);
+	errno = saved;
+	return r;
+}
+
+SHIM_EXPORT int execvp(const char *file, char *const argv[])
+{
+	return do_execvpe(file, argv, environ);
+}
+
+SHIM_EXPORT int execvpe(const char *file, char *const argv[], char *const envp[])
+{
+	return do_execvpe(file, argv, envp);
+}
+
+/*
+ * The execl family: gathers the variadic arguments into argv (on the stack,
+ * or an anonymous mapping past STACK_ARGS) and continues as execve/execvp.
+ */
+#define GATHER_ARGS(first, last_named, with_envp, call)                                    \
+	do {                                                                             \
+		va_list ap, aq;                                                          \
+		size_t n = 1;                                                            \
+		va_start(ap, last_named);                                                \
+		va_copy(aq, ap);                                                         \
+		while (va_arg(aq, const char *))                                         \
+			n++;                                                             \
+		va_end(aq);                                                              \
+		char *stack_argv[STACK_ARGS];                                            \
+		char **av = stack_argv;                                                  \
+		size_t bytes = (n + 1) * sizeof(char *);                                 \
+		if (n + 1 > STACK_ARGS) {                                                \
+			av = mmap(NULL, bytes, PROT_READ | PROT_WRITE,                   \
+				  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);                   \
+			if (av == MAP_FAILED) {                                          \
+				va_end(ap);                                              \
+				errno = E2BIG;                                           \
+				return -1;                                               \
+			}                                                                \
+		}                                                                        \
+		av[0] = (char *)(first);                                                 \
+		for (size_t i = 1; i < n; i++)                                           \
+			av[i] = va_arg(ap, char *);                                      \
+		av[n] = NULL;                                                            \
+		char *const *envp = with_envp ? va_arg(ap, char *const *) : environ;     \
+		va_end(ap);                                                              \
+		int r = call;                                                            \
+		if (av != stack_argv) {                                                  \
+			int saved = errno;                                               \
+			munmap(av, bytes);                                               \
+			errno = saved;                                                   \
+		}                                                                        \
+		return r;                                                                \
+	} while (0)
+
+SHIM_EXPORT int execl(const char *path, const char *arg, ...)
+{
+	GATHER_ARGS(arg, arg, false, do_execve(path, av, envp));
+}
+
+SHIM_EXPORT int execlp(const char *file, const char *arg, ...)
+{
+	GATHER_ARGS(arg, arg, false, do_execvpe(file, av, envp));
+}
+
+SHIM_EXPORT int execle(const char *path, const char *arg, ...)
+{
+	GATHER_ARGS(arg, arg, true, do_execve(path, av, envp));
+}
+
+SHIM_EXPORT int fexecve(int fd, char *const argv[], char *const envp[])
+{
+	if (MISSING(fexecve)) {
+		errno = ENOSYS;
+		return -1;
+	}
+	if (!shim_enter())
+		return real_fexecve(fd, argv, envp);
+	int saved = errno;
+	enum policy_decision d = decide_exec(fd, "", argv, CANON_EMPTY_PATH);
+	char *stack[STACK_ENV];
+	struct env_room room;
+	char *const *env = d == POLICY_ALLOW ? fixed_env(envp, &room, stack, STACK_ENV) : NULL;
+	shim_leave();
+	if (d != POLICY_ALLOW)
+		return refuse();
+	errno = saved;
+	int r = real_fexecve(fd, argv, env);
+	saved = errno;
+	env_done(&room);
+	errno = saved;
+	return r;
+}
+
+SHIM_EXPORT int execveat(int dirfd, const char *path, char *const argv[], char *const envp[],
+			 int flags)
+{
+	if (MISSING(execveat)) {
+		errno = ENOSYS;
+		return -1;
+	}
+	if (!shim_enter())
+		return real_execveat(dirfd, path, argv, envp, flags);
+	int saved = errno;
+	unsigned cf = ((flags & AT_EMPTY_PATH) ? CANON_EMPTY_PATH : 0) |
+		      ((flags & AT_SYMLINK_NOFOLLOW) ? CANON_NOFOLLOW : 0);
+	enum policy_decision d = decide_exec(dirfd, path, argv, cf);
+	char *stack[STACK_ENV];
+	struct env_room room;
+	char *const *env = d == POLICY_ALLOW ? fixed_env(envp, &room, stack, STACK_ENV) : NULL;
+	shim_leave();
+	if (d != POLICY_ALLOW)
+		return refuse();
+	errno = saved;
+	int r = real_execveat(dirfd, path, argv, env, flags);
+	saved = errno;
+	env_done(&room);
+	errno = saved;
+	return r;
+}
+
+/* posix_spawn(3) execs in a child libc makes itself, past our hooks: decide in the caller. */
+static int do_spawn(bool search, pid_t *pid, const char *path, const posix_spawn_file_actions_t *fa,
+		    const posix_spawnattr_t *attr, char *const argv[], char *const envp[])
+{
+	posix_spawn_fn real = search ? real_posix_spawnp : real_posix_spawn;
+	if ((shim_init(), real == NULL))
+		return ENOSYS;
+	if (!shim_enter())
+		return real(pid, path, fa, attr, argv, envp);
+	int saved = errno;
+	enum policy_decision d = search ? decide_execp(path, argv)
+					: decide_exec(AT_FDCWD, path, argv, 0);
+	char *stack[STACK_ENV];
+	struct env_room room;
+	char *const *env = d == POLICY_ALLOW ? fixed_env(envp, &room, stack, STACK_ENV) : NULL;
+	shim_leave();
+	errno = saved;
+	if (d != POLICY_ALLOW)
+		return EACCES;
+	int r = real(pid, path, fa, attr, argv, env);
+	env_done(&room);
+	errno = saved;
+	return r;
+}
+
+SHIM_EXPORT int posix_spawn(pid_t *pid, const char *path, const posix_spawn_file_actions_t *fa,
+			    const posix_spawnattr_t *attr, char *const argv[], char *const envp[])
+{
+	return do_spawn(false, pid, path, fa, attr, argv, envp);
+}
+
+SHIM_EXPORT int posix_spawnp(pid_t *pid, const char *file, const posix_spawn_file_actions_t *fa,
+			     const posix_spawnattr_t *attr, char *const argv[], char *const envp[])
+{
+	return do_spawn(true, pid, file, fa, attr, argv, envp);
+}
+
+/*
+ * system(3) and popen(3) run "/bin/sh -c command" through libc's own spawn,
+ * past our hooks: decide the shell with its command here, and make sure the
+ * process environment the shell inherits still carries the shim.
+ */
+static enum policy_decision decide_shell(const char *command)
+{
+	char *argv[] = { "sh", "-c", (char *)command, NULL };
+	char *stack[STACK_ENV];
+	struct env_room room;
+	enum policy_decision d = decide_exec(AT_FDCWD, "/bin/sh", argv, 0);
+	char *const *env = fixed_env(environ, &room, stack, STACK_ENV);
+	if (d == POLICY_ALLOW && env != environ) {
+		for (size_t i = 0; env[i]; i++)
+			if (strncmp(env[i], "LD_PRELOAD=", 11) == 0 ||
+			    strncmp(env[i], "AIRLOCK_DIR=", 12) == 0)
+				putenv(env[i] == room.preload ? strdup(env[i]) : env[i]);
+	}
+	env_done(&room);
+	return d;
+}
+
+SHIM_EXPORT int system(const char *command)
+{
+	if (MISSING(system)) {
+		errno = ENOSYS;
+		return -1;
+	}
+	if (!command || !shim_enter())
+		return real_system(command);
+	int saved = errno;
+	enum policy_decision d = decide_shell(command);
+	shim_leave();
+	if (d != POLICY_ALLOW)
+		return refuse();
+	errno = saved;
+	return real_system(command);
+}
+
+SHIM_EXPORT FILE *popen(const char *command, const char *type)
+{
+	if (MISSING(popen)) {
+		errno = ENOSYS;
+		return NULL;
+	}
+	if (!command || !shim_enter())
+		return real_popen(command, type);
+	int saved = errno;
+	enum policy_decision d = decide_shell(command);
+	shim_leave();
+	if (d != POLICY_ALLOW) {
+		errno = EACCES;
+		return NULL;
+	}
+	errno = saved;
+	return real_popen(command, type);
+}

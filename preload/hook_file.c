@@ -1,0 +1,377 @@
+/* hook_file.c — the shim's file hooks: open and its variants, fopen, and every call that changes the namespace. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "preload/canon.h"
+#include "preload/shim.h"
+
+#define READ POLICY_FILE_READ
+#define WRITE POLICY_FILE_WRITE
+
+/* What open(2) flags do to the file's data (O_PATH: nothing). */
+static unsigned open_action(int flags)
+{
+	if (flags & O_PATH)
+		return 0;
+	int acc = flags & O_ACCMODE;
+	unsigned a = acc == O_RDONLY ? READ : acc == O_WRONLY ? WRITE : READ | WRITE;
+	if (flags & (O_CREAT | O_TRUNC | O_APPEND | __O_TMPFILE))
+		a |= WRITE;
+	return a;
+}
+
+/* open(2): O_NOFOLLOW, and O_CREAT|O_EXCL, never follow a final symlink. */
+static unsigned open_canon_flags(int flags)
+{
+	bool nofollow = (flags & O_NOFOLLOW) || (flags & (O_CREAT | O_EXCL)) == (O_CREAT | O_EXCL);
+	return nofollow ? CANON_NOFOLLOW : 0;
+}
+
+/*
+ * Decides (dirfd, path) for the actions; true when the call must not happen
+ * (errno then EACCES).  errno is otherwise left as the caller had it.
+ */
+static bool denied(int dirfd, const char *path, unsigned actions, unsigned canon_flags)
+{
+	if (!actions || !shim_enter())
+		return false;
+	int saved = errno;
+	enum policy_decision d = shim_file(dirfd, path, actions, canon_flags);
+	shim_leave();
+	errno = d == POLICY_ALLOW ? saved : EACCES;
+	return d != POLICY_ALLOW;
+}
+
+static bool open_denied(int dirfd, const char *path, int flags)
+{
+	return denied(dirfd, path, open_action(flags), open_canon_flags(flags));
+}
+
+/* A changed namespace invalidates cached path resolutions; errno kept. */
+static int changed(int r)
+{
+	if (r == 0) {
+		int saved = errno;
+		shim_namespace_changed();
+		errno = saved;
+	}
+	return r;
+}
+
+static mode_t mode_arg(int flags, va_list ap)
+{
+	return (flags & (O_CREAT | __O_TMPFILE)) ? va_arg(ap, mode_t) : 0;
+}
+
+#define MISSING(name) (shim_init(), real_##name == NULL)
+#define NOSYS(ret)            \
+	do {                  \
+		errno = ENOSYS; \
+		return ret;   \
+	} while (0)
+
+SHIM_EXPORT int open(const char *path, int flags, ...)
+{
+	va_list ap;
+	va_start(ap, flags);
+	mode_t mode = mode_arg(flags, ap);
+	va_end(ap);
+	if (MISSING(open))
+		NOSYS(-1);
+	if (open_denied(AT_FDCWD, path, flags))
+		return -1;
+	return real_open(path, flags, mode);
+}
+
+SHIM_EXPORT int open64(const char *path, int flags, ...)
+{
+	va_list ap;
+	va_start(ap, flags);
+	mode_t mode = mode_arg(flags, ap);
+	va_end(ap);
+	if (MISSING(open64))
+		NOSYS(-1);
+	if (open_denied(AT_FDCWD, path, flags))
+		return -1;
+	return real_open64(path, flags, mode);
+}
+
+SHIM_EXPORT int openat(int dirfd, const char *path, int flags, ...)
+{
+	va_list ap;
+	va_start(ap, flags);
+	mode_t mode = mode_arg(flags, ap);
+	va_end(ap);
+	if (MISSING(openat))
+		NOSYS(-1);
+	if (open_denied(dirfd, path, flags))
+		return -1;
+	return real_openat(dirfd, path, flags, mode);
+}
+
+SHIM_EXPORT int openat64(int dirfd, const char *path, int flags, ...)
+{
+	va_list ap;
+	va_start(ap, flags);
+	mode_t mode = mode_arg(flags, ap);
+	va_end(ap);
+	if (MISSING(openat64))
+		NOSYS(-1);
+	if (open_denied(dirfd, path, flags))
+		return -1;
+	return real_openat64(dirfd, path, flags, mode);
+}
+
+/* The _FORTIFY_SOURCE entry points: open without a mode (glibc checks O_CREAT has one). */
+
+SHIM_EXPORT int __open_2(const char *path, int flags)
+{
+	if (MISSING(__open_2))
+		NOSYS(-1);
+	return open_denied(AT_FDCWD, path, flags) ? -1 : real___open_2(path, flags);
+}
+
+SHIM_EXPORT int __open64_2(const char *path, int flags)
+{
+	if (MISSING(__open64_2))
+		NOSYS(-1);
+	return open_denied(AT_FDCWD, path, flags) ? -1 : real___open64_2(path, flags);
+}
+
+SHIM_EXPORT int __openat_2(int dirfd, const char *path, int flags)
+{
+	if (MISSING(__openat_2))
+		NOSYS(-1);
+	return open_denied(dirfd, path, flags) ? -1 : real___openat_2(dirfd, path, flags);
+}
+
+SHIM_EXPORT int __openat64_2(int dirfd, const char *path, int flags)
+{
+	if (MISSING(__openat64_2))
+		NOSYS(-1);
+	return open_denied(dirfd, path, flags) ? -1 : real___openat64_2(dirfd, path, flags);
+}
+
+SHIM_EXPORT int creat(const char *path, mode_t mode)
+{
+	if (MISSING(creat))
+		NOSYS(-1);
+	return open_denied(AT_FDCWD, path, O_CREAT | O_WRONLY | O_TRUNC) ? -1 : real_creat(path, mode);
+}
+
+SHIM_EXPORT int creat64(const char *path, mode_t mode)
+{
+	if (MISSING(creat64))
+		NOSYS(-1);
+	return open_denied(AT_FDCWD, path, O_CREAT | O_WRONLY | O_TRUNC) ? -1
+									 : real_creat64(path, mode);
+}
+
+/* fopen(3) modes: r, r+, w, w+, a, a+, with b, e, m, x (O_EXCL) and c anywhere after the first. */
+static int fopen_flags(const char *mode)
+{
+	if (!mode)
+		return O_RDONLY;
+	int flags = mode[0] == 'r' ? O_RDONLY : mode[0] == 'w' ? O_WRONLY | O_CREAT | O_TRUNC
+				 : mode[0] == 'a' ? O_WRONLY | O_CREAT | O_APPEND
+						  : O_RDONLY;
+	for (const char *m = mode + 1; *m && *m != ','; m++) {
+		if (*m == '+')
+			flags = (flags & ~O_ACCMODE) | O_RDWR;
+		else if (*m == 'x')
+			flags |= O_EXCL;
+	}
+	return flags;
+}
+
+SHIM_EXPORT FILE *fopen(const char *path, const char *mode)
+{
+	if (MISSING(fopen))
+		NOSYS(NULL);
+	return open_denied(AT_FDCWD, path, fopen_flags(mode)) ? NULL : real_fopen(path, mode);
+}
+
+SHIM_EXPORT FILE *fopen64(const char *path, const char *mode)
+{
+	if (MISSING(fopen64))
+		NOSYS(NULL);
+	return open_denied(AT_FDCWD, path, fopen_flags(mode)) ? NULL : real_fopen64(path, mode);
+}
+
+/* freopen(NULL, mode, f) reopens f's own file: decide on the file behind its descriptor. */
+static bool freopen_denied(const char *path, const char *mode, FILE *stream)
+{
+	char self[64];
+	if (!path && stream) {
+		snprintf(self, sizeof self, "/proc/self/fd/%d", fileno(stream));
+		path = self;
+	}
+	return open_denied(AT_FDCWD, path, fopen_flags(mode));
+}
+
+SHIM_EXPORT FILE *freopen(const char *path, const char *mode, FILE *stream)
+{
+	if (MISSING(freopen))
+		NOSYS(NULL);
+	return freopen_denied(path, mode, stream) ? NULL : real_freopen(path, mode, stream);
+}
+
+SHIM_EXPORT FILE *freopen64(const char *path, const char *mode, FILE *stream)
+{
+	if (MISSING(freopen64))
+		NOSYS(NULL);
+	return freopen_denied(path, mode, stream) ? NULL : real_freopen64(path, mode, stream);
+}
+
+SHIM_EXPORT int truncate(const char *path, off_t length)
+{
+	if (MISSING(truncate))
+		NOSYS(-1);
+	return denied(AT_FDCWD, path, WRITE, 0) ? -1 : real_truncate(path, length);
+}
+
+SHIM_EXPORT int unlink(const char *path)
+{
+	if (MISSING(unlink))
+		NOSYS(-1);
+	return denied(AT_FDCWD, path, WRITE, CANON_NOFOLLOW) ? -1 : changed(real_unlink(path));
+}
+
+SHIM_EXPORT int unlinkat(int dirfd, const char *path, int flags)
+{
+	if (MISSING(unlinkat))
+		NOSYS(-1);
+	return denied(dirfd, path, WRITE, CANON_NOFOLLOW) ? -1
+							  : changed(real_unlinkat(dirfd, path, flags));
+}
+
+SHIM_EXPORT int rmdir(const char *path)
+{
+	if (MISSING(rmdir))
+		NOSYS(-1);
+	return denied(AT_FDCWD, path, WRITE, CANON_NOFOLLOW) ? -1 : changed(real_rmdir(path));
+}
+
+static bool two_denied(int olddirfd, const char *oldpath, unsigned oldflags, int newdirfd,
+		       const char *newpath)
+{
+	return denied(olddirfd, oldpath, WRITE, oldflags) ||
+	       denied(newdirfd, newpath, WRITE, CANON_NOFOLLOW);
+}
+
+SHIM_EXPORT int rename(const char *oldpath, const char *newpath)
+{
+	if (MISSING(rename))
+		NOSYS(-1);
+	return two_denied(AT_FDCWD, oldpath, CANON_NOFOLLOW, AT_FDCWD, newpath)
+		       ? -1
+		       : changed(real_rename(oldpath, newpath));
+}
+
+SHIM_EXPORT int renameat(int olddirfd, const char *oldpath, int newdirfd, const char *newpath)
+{
+	if (MISSING(renameat))
+		NOSYS(-1);
+	return two_denied(olddirfd, oldpath, CANON_NOFOLLOW, newdirfd, newpath)
+		       ? -1
+		       : changed(real_renameat(olddirfd, oldpath, newdirfd, newpath));
+}
+
+SHIM_EXPORT int renameat2(int olddirfd, const char *oldpath, int newdirfd, const char *newpath,
+			  unsigned int flags)
+{
+	if (MISSING(renameat2))
+		NOSYS(-1);
+	return two_denied(olddirfd, oldpath, CANON_NOFOLLOW, newdirfd, newpath)
+		       ? -1
+		       : changed(real_renameat2(olddirfd, oldpath, newdirfd, newpath, flags));
+}
+
+/* A hard link is a second name for the file: writing through it must be decided on the original too. */
+SHIM_EXPORT int link(const char *oldpath, const char *newpath)
+{
+	if (MISSING(link))
+		NOSYS(-1);
+	return two_denied(AT_FDCWD, oldpath, CANON_NOFOLLOW, AT_FDCWD, newpath)
+		       ? -1
+		       : changed(real_link(oldpath, newpath));
+}
+
+SHIM_EXPORT int linkat(int olddirfd, const char *oldpath, int newdirfd, const char *newpath,
+		       int flags)
+{
+	if (MISSING(linkat))
+		NOSYS(-1);
+	unsigned of = (flags & AT_SYMLINK_FOLLOW) ? 0 : CANON_NOFOLLOW;
+	if (flags & AT_EMPTY_PATH)
+		of |= CANON_EMPTY_PATH;
+	return two_denied(olddirfd, oldpath, of, newdirfd, newpath)
+		       ? -1
+		       : changed(real_linkat(olddirfd, oldpath, newdirfd, newpath, flags));
+}
+
+SHIM_EXPORT int symlink(const char *target, const char *linkpath)
+{
+	if (MISSING(symlink))
+		NOSYS(-1);
+	return denied(AT_FDCWD, linkpath, WRITE, CANON_NOFOLLOW) ? -1
+								 : changed(real_symlink(target, linkpath));
+}
+
+SHIM_EXPORT int symlinkat(const char *target, int newdirfd, const char *linkpath)
+{
+	if (MISSING(symlinkat))
+		NOSYS(-1);
+	return denied(newdirfd, linkpath, WRITE, CANON_NOFOLLOW)
+		       ? -1
+		       : changed(real_symlinkat(target, newdirfd, linkpath));
+}
+
+SHIM_EXPORT int mkdir(const char *path, mode_t mode)
+{
+	if (MISSING(mkdir))
+		NOSYS(-1);
+	return denied(AT_FDCWD, path, WRITE, CANON_NOFOLLOW) ? -1 : changed(real_mkdir(path, mode));
+}
+
+SHIM_EXPORT int mkdirat(int dirfd, const char *path, mode_t mode)
+{
+	if (MISSING(mkdirat))
+		NOSYS(-1);
+	return denied(dirfd, path, WRITE, CANON_NOFOLLOW) ? -1
+							  : changed(real_mkdirat(dirfd, path, mode));
+}
+
+SHIM_EXPORT int chmod(const char *path, mode_t mode)
+{
+	if (MISSING(chmod))
+		NOSYS(-1);
+	return denied(AT_FDCWD, path, WRITE, 0) ? -1 : real_chmod(path, mode);
+}
+
+SHIM_EXPORT int fchmodat(int dirfd, const char *path, mode_t mode, int flags)
+{
+	if (MISSING(fchmodat))
+		NOSYS(-1);
+	unsigned cf = (flags & AT_SYMLINK_NOFOLLOW) ? CANON_NOFOLLOW : 0;
+	return denied(dirfd, path, WRITE, cf) ? -1 : real_fchmodat(dirfd, path, mode, flags);
+}
+
+/* The cwd is part of every relative path's resolution. */
+SHIM_EXPORT int chdir(const char *path)
+{
+	if (MISSING(chdir))
+		NOSYS(-1);
+	return changed(real_chdir(path));
+}
+
+SHIM_EXPORT int fchdir(int fd)
+{
+	if (MISSING(fchdir))
+		NOSYS(-1);
+	return changed(real_fchdir(fd));
+}

@@ -1,0 +1,169 @@
+/* report.c — the shim's side of the channel: asks the launcher, reports events, guards its own socket. */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "preload/channel.h"
+#include "preload/shim.h"
+
+#define SCRATCH 16384 /* per message; longer argv is truncated, and the message says so */
+#define FD_FLOOR 900  /* the event socket is moved up here, out of the way of the program's fds */
+
+static char chan_path[4096];
+static bool trace;
+static atomic_int event_fd = -1;
+static atomic_int event_owner; /* the pid event_fd belongs to */
+static dev_t event_dev;
+static ino_t event_ino;
+static atomic_uint next_id;
+
+static pid_t raw_getpid(void)
+{
+	return (pid_t)syscall(SYS_getpid);
+}
+
+static pthread_mutex_t connect_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void at_fork_child(void)
+{
+	/* the inherited socket is the parent's: this process connects its own, so
+	 * SO_PEERCRED names it; a fork child may claim the socket, a vfork child
+	 * (no atfork handlers run) may not touch the parent's variables */
+	atomic_store(&event_fd, -1);
+	atomic_store(&event_owner, 0);
+	pthread_mutex_init(&connect_lock, NULL);
+}
+
+void shim_report_init(const char *dir)
+{
+	const char *t = getenv("AIRLOCK_TRACE");
+	trace = t && strcmp(t, "1") == 0;
+	if (!dir || (size_t)snprintf(chan_path, sizeof chan_path, "%s/channel", dir) >= sizeof chan_path)
+		chan_path[0] = '\0';
+	pthread_atfork(NULL, NULL, at_fork_child);
+}
+
+/* Connects a socket for events and lifts it to FD_FLOOR or above; -1 on failure. */
+static int open_event_socket(struct stat *st)
+{
+	int fd = channel_connect(chan_path);
+	if (fd < 0)
+		return -1;
+	int high = (int)syscall(SYS_fcntl, fd, F_DUPFD_CLOEXEC, FD_FLOOR);
+	if (high >= 0) {
+		syscall(SYS_close, fd);
+		fd = high;
+	}
+	if (fstat(fd, st) != 0) {
+		syscall(SYS_close, fd);
+		return -1;
+	}
+	return fd;
+}
+
+/*
+ * The process's event socket, connected on first use.  A program may close
+ * every fd it does not know (Python's close_fds) and reuse the number: the
+ * socket is used only while its inode is still the one we connected.
+ * In a process that does not own the socket (a vfork child), returns a
+ * fresh socket and sets *temporary: the caller closes it.
+ */
+static int event_socket(bool *temporary)
+{
+	struct stat st;
+	pid_t me = raw_getpid(), owner = atomic_load(&event_owner);
+	*temporary = owner != 0 && owner != me;
+	if (*temporary)
+		return open_event_socket(&st);
+	int fd = atomic_load_explicit(&event_fd, memory_order_acquire);
+	if (fd >= 0 && fstat(fd, &st) == 0 && st.st_dev == event_dev && st.st_ino == event_ino)
+		return fd;
+	pthread_mutex_lock(&connect_lock);
+	if (atomic_load(&event_fd) == fd) {
+		fd = open_event_socket(&st);
+		if (fd >= 0) {
+			event_dev = st.st_dev;
+			event_ino = st.st_ino;
+			atomic_store(&event_owner, me);
+			atomic_store_explicit(&event_fd, fd, memory_order_release);
+		}
+	} else {
+		fd = atomic_load(&event_fd);
+	}
+	pthread_mutex_unlock(&connect_lock);
+	return fd;
+}
+
+static void fill(struct channel_msg *m, const struct shim_action *a)
+{
+	static const enum channel_source sources[] = { CHANNEL_SOURCE_EXEC, CHANNEL_SOURCE_OPEN,
+						       CHANNEL_SOURCE_CONNECT };
+	memset(m, 0, sizeof *m);
+	m->source = sources[a->source];
+	m->decision = a->v.decision;
+	m->rule = a->v.rule;
+	m->decided_by = CHANNEL_BY_POLICY;
+	switch (a->source) {
+	case SHIM_EXEC:
+		m->action = CHANNEL_ACTION_EXEC;
+		m->program = a->path;
+		m->argv = a->argv;
+		while (a->argv && a->argv[m->argc])
+			m->argc++;
+		break;
+	case SHIM_OPEN:
+		m->action = a->action;
+		m->path = a->path;
+		break;
+	default:
+		m->action = CHANNEL_ACTION_CONNECT;
+		m->host = a->host;
+		m->port = (uint16_t)a->port;
+	}
+}
+
+static void send_event(struct channel_msg *m)
+{
+	uint8_t scratch[SCRATCH];
+	bool temporary;
+	if (!chan_path[0])
+		return;
+	int fd = event_socket(&temporary);
+	if (fd < 0)
+		return;
+	m->type = CHANNEL_EVENT;
+	(void)channel_send(fd, m, scratch, sizeof scratch);
+	if (temporary)
+		syscall(SYS_close, fd);
+}
+
+static enum policy_decision ask(struct channel_msg *m)
+{
+	uint8_t scratch[SCRATCH];
+	struct channel_msg answer;
+	if (!chan_path[0])
+		return POLICY_DENY;
+	m->type = CHANNEL_ASK;
+	m->id = atomic_fetch_add(&next_id, 1) + 1;
+	int r = channel_ask_path(chan_path, m, &answer, scratch, sizeof scratch);
+	return r == POLICY_ALLOW ? POLICY_ALLOW : POLICY_DENY;
+}
+
+enum policy_decision shim_resolve(struct shim_action *a)
+{
+	struct channel_msg m;
+	enum policy_decision d = a->v.decision;
+	fill(&m, a);
+	if (d == POLICY_ASK)
+		return ask(&m);
+	if (d == POLICY_DENY || a->source != SHIM_OPEN || trace)
+		send_event(&m);
+	return d == POLICY_ALLOW ? POLICY_ALLOW : POLICY_DENY;
+}

@@ -1,0 +1,93 @@
+/* shim.h — internals shared by the shim's hook files: real functions, the guard, decisions and events. */
+#ifndef AIRLOCK_SHIM_H
+#define AIRLOCK_SHIM_H
+
+#include <spawn.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <sys/socket.h>
+#include <sys/types.h>
+
+#include "policy/policy.h"
+
+#define SHIM_EXPORT __attribute__((visibility("default")))
+
+/* glibc's _FORTIFY_SOURCE open entry points (declared by its headers only under fortify). */
+int __open_2(const char *path, int flags);
+int __open64_2(const char *path, int flags);
+int __openat_2(int dirfd, const char *path, int flags);
+int __openat64_2(int dirfd, const char *path, int flags);
+
+/* real_NAME: the next definition of each hooked function (dlsym(RTLD_NEXT)). */
+#define HOOK(ret, name, params) typedef ret(*name##_fn) params; extern name##_fn real_##name;
+#include "preload/hooks.def"
+#undef HOOK
+
+/* What an intercepted call is about. */
+enum shim_source {
+	SHIM_EXEC = 0,
+	SHIM_OPEN = 1,
+	SHIM_CONNECT = 2,
+};
+
+/* One intercepted action, as the shim reports it. */
+struct shim_action {
+	enum shim_source source;
+	unsigned action;             /* SHIM_OPEN: one POLICY_FILE_* bit */
+	const char *path;            /* SHIM_EXEC: program; SHIM_OPEN: canonical path */
+	const char *const *argv;     /* SHIM_EXEC */
+	const char *host;            /* SHIM_CONNECT: IP literal or name */
+	unsigned port;               /* SHIM_CONNECT */
+	struct policy_verdict v;     /* the policy's verdict */
+};
+
+/*
+ * Resolves real_* pointers and maps the policy image once (idempotent,
+ * thread-safe).  Called by the constructor and by any hook that runs first.
+ */
+void shim_init(void);
+
+/* Reads AIRLOCK_TRACE and the channel's path under dir ($AIRLOCK_DIR); part of shim_init(). */
+void shim_report_init(const char *dir);
+
+/* The validated image, or NULL when none could be mapped (then every decision is deny). */
+const struct policy_image *shim_image(void);
+
+/*
+ * Enters the shim: false when this thread is already inside it (a hook called
+ * from the shim's own work), in which case the hook must call the real
+ * function straight away.  shim_leave() must follow every true return,
+ * before the real function is called (so a vfork child that execs leaves
+ * the parent's guard clear).
+ */
+bool shim_enter(void);
+void shim_leave(void);
+
+/*
+ * Turns a verdict into the final decision: ask goes to the launcher over the
+ * channel and blocks for the answer (no channel or no answer: deny); deny,
+ * ask and allowed exec / connect are reported as events, allowed file
+ * accesses only when AIRLOCK_TRACE=1.  Returns POLICY_ALLOW or POLICY_DENY.
+ * No heap allocation; safe in a vfork child.
+ */
+enum policy_decision shim_resolve(struct shim_action *a);
+
+/*
+ * Decides and resolves one file access: canonicalises (dirfd, path) with
+ * canon_flags (CANON_*), decides each POLICY_FILE_* bit of actions and
+ * resolves the most severe verdict with shim_resolve().
+ */
+enum policy_decision shim_file(int dirfd, const char *path, unsigned actions, unsigned canon_flags);
+
+/* Called after every successful call that changed the file namespace. */
+void shim_namespace_changed(void);
+
+/*
+ * envp with LD_PRELOAD (holding the shim) and AIRLOCK_DIR put back when
+ * missing, written into out (cap pointers) using buf (bufsize bytes) for a
+ * rewritten LD_PRELOAD.  Returns out, or envp itself when nothing is
+ * missing, or NULL when out/buf are too small.
+ */
+char *const *shim_fix_env(char *const envp[], char **out, size_t cap, char *buf, size_t bufsize);
+
+#endif
