@@ -121,9 +121,11 @@ check: deps
 FUZZ_CFLAGS := -std=gnu11 -g -O1 -D_GNU_SOURCE -I. -Wall -Wextra -Werror \
 	-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
 
-$(BUILD)/fuzz/%: tests/fuzz/%.c $(POLICY_SRCS) policy/default_policy.S policy/default_policy.yaml
+$(BUILD)/fuzz/%: tests/fuzz/%.c $(POLICY_SRCS) $(SHIM_CORE_SRCS) policy/default_policy.S \
+		policy/default_policy.yaml
 	@mkdir -p $(dir $@)
-	$(FUZZ_CC) $(FUZZ_CFLAGS) -o $@ $< $(POLICY_SRCS) policy/default_policy.S $(YAML_LIBS)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -o $@ $< $(POLICY_SRCS) $(SHIM_CORE_SRCS) policy/default_policy.S \
+		$(YAML_LIBS)
 
 fuzz-smoke: $(FUZZ_BINS)
 	@set -e; for f in $(FUZZ_BINS); do n=$$(basename $$f); \
@@ -141,12 +143,18 @@ fuzz: $(FUZZ_BINS)
 		$$f -max_total_time=$(FUZZ_TIME) $(BUILD)/fuzz/corpus-$$n tests/fuzz/seeds/$$n; done
 
 # ---- benchmarks -------------------------------------------------------------
-$(BUILD)/bench/%: tests/bench/%.c $(BUILD)/libairlock-policy.a
+$(BUILD)/bench/%: tests/bench/%.c $(BUILD)/libairlock-policy.a $(BUILD)/libairlock-shimcore.a
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_ALL) -O2 -o $@ $< $(BUILD)/libairlock-policy.a $(LDFLAGS_ALL) $(YAML_LIBS)
+	$(CC) $(CFLAGS_ALL) -O2 -o $@ $< $(BUILD)/libairlock-shimcore.a $(BUILD)/libairlock-policy.a \
+		$(LDFLAGS_ALL) $(YAML_LIBS) -lpthread
 
-bench: deps all $(BENCH_BINS)
+$(BUILD)/bench/shim_loop: tests/bench/shim_loop.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) -O2 -o $@ $< $(LDFLAGS_ALL)
+
+bench: deps all unit-tests $(BENCH_BINS) $(BUILD)/bench/shim_loop
 	@set -e; for b in $(BENCH_BINS); do $$b; done
+	@set -e; for b in tests/bench/*_bench.sh; do $$b $(BUILD); done
 
 # ---- demo ---------------------------------------------------------------------
 demo: deps

@@ -270,19 +270,36 @@ static const char *ext_key(const char *name)
 	return dot && dot[1] ? dot + 1 : NULL;
 }
 
+/*
+ * A pattern without '/' matches a component anywhere: it is indexed by that
+ * component (literal), its extension ("*.pem") or its literal prefix
+ * ("id_rsa*"), and matched against the one component the index found.
+ */
+static int index_component(struct compiler *c, const char *name, uint32_t id, struct pimg_rule *r)
+{
+	if (glob_is_literal(name)) {
+		r->main_m = PIMG_M_KEY;
+		return add_entry(c, PIMG_SEC_FILE_COMP, name, strlen(name), id, r->list);
+	}
+	const char *ext = ext_key(name);
+	size_t lit = glob_literal_prefix(name);
+	if (!ext && !lit) /* nothing to index on: the whole path glob, scanned */
+		return add_scan(c, PIMG_SEC_FILE_SCAN, id);
+	int e = add_string(c, name, &r->main_ref);
+	if (e)
+		return e;
+	r->main_m = PIMG_M_COMP;
+	if (ext)
+		return add_entry(c, PIMG_SEC_FILE_EXT, ext, strlen(ext), id, r->list);
+	return add_entry(c, PIMG_SEC_FILE_CPREFIX, name,
+			 lit < PIMG_CPREFIX_MAX ? lit : PIMG_CPREFIX_MAX, id, r->list);
+}
+
 static int index_path_glob(struct compiler *c, const char *g, uint32_t id, struct pimg_rule *r)
 {
 	const char *rest = strncmp(g, "/**/", 4) == 0 ? g + 4 : NULL;
-	if (rest && !strchr(rest, '/')) {
-		if (glob_is_literal(rest)) {
-			r->main_m = PIMG_M_KEY;
-			return add_entry(c, PIMG_SEC_FILE_COMP, rest, strlen(rest), id, r->list);
-		}
-		const char *ext = ext_key(rest);
-		if (ext)
-			return add_entry(c, PIMG_SEC_FILE_EXT, ext, strlen(ext), id, r->list);
-		return add_scan(c, PIMG_SEC_FILE_SCAN, id);
-	}
+	if (rest && !strchr(rest, '/'))
+		return index_component(c, rest, id, r);
 	size_t lit = glob_literal_prefix(g);
 	if (g[lit] == '\0') {
 		r->main_m = PIMG_M_KEY;
@@ -422,9 +439,9 @@ static size_t align8(size_t n)
 	return (n + 7) & ~(size_t)7;
 }
 
-/* Builds one hash table section from the sorted entries [e, e+n). */
+/* Builds one hash table section from the sorted entries [e, e+n), and its filter. */
 static int build_table(struct compiler *c, const struct entry *e, size_t n, struct buf *ids,
-		       struct buf *out)
+		       struct buf *out, uint64_t filter[4])
 {
 	size_t nkeys = 0;
 	for (size_t i = 0; i < n; i++)
@@ -451,6 +468,9 @@ static int build_table(struct compiler *c, const struct entry *e, size_t n, stru
 				return r;
 			}
 		}
+		unsigned b1 = pimg_filter_bit1(e[i].hash), b2 = pimg_filter_bit2(e[i].hash);
+		filter[b1 >> 6] |= 1ull << (b1 & 63);
+		filter[b2 >> 6] |= 1ull << (b2 & 63);
 		size_t slot = e[i].hash & (cap - 1);
 		while (t[slot].key != PIMG_NONE)
 			slot = (slot + 1) & (cap - 1);
@@ -465,7 +485,8 @@ static int build_table(struct compiler *c, const struct entry *e, size_t n, stru
 static bool is_table(enum pimg_section s)
 {
 	return s == PIMG_SEC_EXEC_NAME || s == PIMG_SEC_EXEC_PATH || s == PIMG_SEC_FILE_DIR ||
-	       s == PIMG_SEC_FILE_COMP || s == PIMG_SEC_FILE_EXT || s == PIMG_SEC_NET_NAME ||
+	       s == PIMG_SEC_FILE_COMP || s == PIMG_SEC_FILE_EXT || s == PIMG_SEC_FILE_CPREFIX ||
+	       s == PIMG_SEC_NET_NAME ||
 	       s == PIMG_SEC_NET_SUFFIX;
 }
 
@@ -487,7 +508,10 @@ static int assemble(struct compiler *c, void **image, size_t *size)
 				end++;
 			r = end == start ? 0
 					 : build_table(c, c->entries + start, end - start,
-						       &sec[PIMG_SEC_IDS], &sec[s]);
+						       &sec[PIMG_SEC_IDS], &sec[s], h.filter[s]);
+			for (size_t k = start; s == PIMG_SEC_FILE_CPREFIX && k < end; k++)
+				h.cprefix_lens |= (uint8_t)(1u << (strlen((char *)c->strings.data +
+									   c->entries[k].key) - 1));
 			start = end;
 		} else if (c->nscan[s]) {
 			qsort(c->scan[s], c->nscan[s], sizeof(uint32_t), cmp_id);
@@ -519,6 +543,7 @@ static int assemble(struct compiler *c, void **image, size_t *size)
 			[PIMG_SEC_FILE_DIR] = sizeof(struct pimg_bucket),
 			[PIMG_SEC_FILE_COMP] = sizeof(struct pimg_bucket),
 			[PIMG_SEC_FILE_EXT] = sizeof(struct pimg_bucket),
+			[PIMG_SEC_FILE_CPREFIX] = sizeof(struct pimg_bucket),
 			[PIMG_SEC_FILE_SCAN] = 4,
 			[PIMG_SEC_NET_NAME] = sizeof(struct pimg_bucket),
 			[PIMG_SEC_NET_SUFFIX] = sizeof(struct pimg_bucket),

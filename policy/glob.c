@@ -240,7 +240,8 @@ static int match_from(const char *p, const char *t, const struct text *x)
 			p = end - 1;
 			break;
 		case '\\':
-			p++;
+			if (p[1] != '\0') /* a malformed trailing '\\' is itself */
+				p++;
 			/* fall through */
 		default:
 			if ((unsigned char)*p != c)

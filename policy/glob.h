@@ -38,7 +38,9 @@ int glob_check(const char *pattern, enum glob_flavour f, char *msg, size_t msgle
 
 /*
  * True when text (len bytes, need not be NUL-terminated) matches the
- * NUL-terminated pattern, which must have passed glob_check() for f.
+ * NUL-terminated pattern, which should have passed glob_check() for f; a
+ * pattern that did not is still matched safely (never read past its NUL),
+ * so an image need not re-check its globs when it is opened.
  * No allocation; recursion depth is bounded by the number of '*' in the
  * pattern; time is polynomial (no exponential backtracking).
  */

@@ -77,6 +77,7 @@ static int section_kind(enum pimg_section s)
 	case PIMG_SEC_FILE_DIR:
 	case PIMG_SEC_FILE_COMP:
 	case PIMG_SEC_FILE_EXT:
+	case PIMG_SEC_FILE_CPREFIX:
 	case PIMG_SEC_FILE_SCAN:
 		return POLICY_RULE_FILE;
 	case PIMG_SEC_NET_NAME:
@@ -105,15 +106,14 @@ static bool valid_opt_str(const struct policy_image *img, uint32_t off)
 	return off == PIMG_NONE || valid_str(img, off);
 }
 
-static bool valid_matcher(const struct policy_image *img, uint8_t m, uint32_t ref, uint32_t len,
-			  enum glob_flavour f)
+static bool valid_matcher(const struct policy_image *img, uint8_t m, uint32_t ref, uint32_t len)
 {
 	switch (m) {
 	case PIMG_M_ANY:
 	case PIMG_M_KEY:
 		return true;
-	case PIMG_M_GLOB:
-		return valid_str(img, ref) && glob_check(str_at(img, ref), f, NULL, 0) == 0;
+	case PIMG_M_GLOB: /* glob_match() is safe on any string: no glob_check() here */
+	case PIMG_M_COMP:
 	case PIMG_M_EXACT:
 	case PIMG_M_PREFIX:
 		return valid_str(img, ref);
@@ -135,18 +135,18 @@ static bool valid_rule(const struct policy_image *img, const struct pimg_rule *r
 		return false;
 	switch (r->kind) {
 	case POLICY_RULE_COMMAND:
-		return valid_matcher(img, r->main_m, r->main_ref, r->main_len, GLOB_TEXT) &&
-		       valid_matcher(img, r->args_m, r->args_ref, r->args_len, GLOB_TEXT);
+		return valid_matcher(img, r->main_m, r->main_ref, r->main_len) &&
+		       valid_matcher(img, r->args_m, r->args_ref, r->args_len);
 	case POLICY_RULE_FILE:
 		return r->actions != 0 &&
-		       valid_matcher(img, r->main_m, r->main_ref, r->main_len, GLOB_PATH);
+		       valid_matcher(img, r->main_m, r->main_ref, r->main_len);
 	default:
 		if (r->host_kind >= NETDEST_HOST_MAX)
 			return false;
 		if (r->host_kind == NETDEST_ADDR)
 			return (r->family == 4 && r->prefix <= 32) ||
 			       (r->family == 6 && r->prefix <= 128);
-		return valid_matcher(img, r->main_m, r->main_ref, r->main_len, GLOB_TEXT);
+		return valid_matcher(img, r->main_m, r->main_ref, r->main_len);
 	}
 }
 
@@ -246,6 +246,8 @@ struct query {
 	/* FILE */
 	const char *path;
 	size_t path_len;
+	const char *comp; /* the component a component index found; NULL elsewhere */
+	size_t comp_len;
 	unsigned action;
 	/* NETWORK */
 	const char *host;
@@ -287,6 +289,18 @@ static bool text_matches(const struct policy_image *img, uint8_t m, uint32_t ref
 	}
 }
 
+/* A file rule: its action, then its path matcher (or its component one, on the found component). */
+static bool file_matches(const struct policy_image *img, const struct pimg_rule *r,
+			 const struct query *q)
+{
+	if (!(r->actions & q->action))
+		return false;
+	if (r->main_m == PIMG_M_COMP)
+		return q->comp && glob_match(str_at(img, r->main_ref), q->comp, q->comp_len, GLOB_TEXT);
+	return text_matches(img, r->main_m, r->main_ref, r->main_len, q->path, q->path_len,
+			    GLOB_PATH);
+}
+
 static bool rule_matches(const struct policy_image *img, const struct pimg_rule *r,
 			 const struct query *q)
 {
@@ -301,9 +315,7 @@ static bool rule_matches(const struct policy_image *img, const struct pimg_rule 
 				    GLOB_TEXT);
 	}
 	case POLICY_RULE_FILE:
-		return (r->actions & q->action) &&
-		       text_matches(img, r->main_m, r->main_ref, r->main_len, q->path, q->path_len,
-				    GLOB_PATH);
+		return file_matches(img, r, q);
 	default:
 		if (r->port && r->port != q->port)
 			return false;
@@ -345,7 +357,7 @@ static void offer_key(const struct policy_image *img, enum pimg_section s, uint3
 		      const char *key, size_t len, const struct query *q, struct best *b)
 {
 	uint32_t n = img->h.sec[s].count;
-	if (n == 0)
+	if (n == 0 || !pimg_filter_test(img->h.filter[s], hash))
 		return;
 	const struct pimg_bucket *t = sec_ptr(img, s);
 	for (uint32_t i = hash & (n - 1);; i = (i + 1) & (n - 1)) {
@@ -374,39 +386,52 @@ static struct policy_verdict verdict(const struct policy_image *img, const struc
 
 /* ---- open ------------------------------------------------------------------------ */
 
+/* Offers the rules a component's indexes name: the component itself, its extension, its prefixes. */
+static void offer_component(const struct policy_image *img, struct query *q, const char *c,
+			    size_t len, uint32_t hash, const char *ext, uint32_t ext_hash,
+			    struct best *b)
+{
+	q->comp = c;
+	q->comp_len = len;
+	offer_key(img, PIMG_SEC_FILE_COMP, hash, c, len, q, b);
+	if (ext)
+		offer_key(img, PIMG_SEC_FILE_EXT, ext_hash, ext, len - (size_t)(ext - c), q, b);
+	unsigned lens = img->h.cprefix_lens;
+	uint32_t h = PIMG_HASH_INIT;
+	for (size_t k = 0; lens >> k && k < len && k < PIMG_CPREFIX_MAX; k++) {
+		h = pimg_hash_step(h, (unsigned char)c[k]);
+		if (lens >> k & 1)
+			offer_key(img, PIMG_SEC_FILE_CPREFIX, h, c, k + 1, q, b);
+	}
+	q->comp = NULL;
+}
+
 static void search_file(const struct policy_image *img, const char *path, unsigned action,
 			struct best *b)
 {
 	struct query q = { .kind = POLICY_RULE_FILE, .path = path, .action = action };
 	q.path_len = strlen(path);
 	bool dir = img->h.sec[PIMG_SEC_FILE_DIR].count != 0;
-	bool comp = img->h.sec[PIMG_SEC_FILE_COMP].count != 0;
-	bool ext = img->h.sec[PIMG_SEC_FILE_EXT].count != 0;
+	bool comp = img->h.sec[PIMG_SEC_FILE_COMP].count || img->h.sec[PIMG_SEC_FILE_EXT].count ||
+		    img->h.sec[PIMG_SEC_FILE_CPREFIX].count;
 	uint32_t hp = PIMG_HASH_INIT, hc = PIMG_HASH_INIT, he = PIMG_HASH_INIT;
-	size_t cstart = 0, estart = 0;
-	bool has_ext = false;
+	size_t cstart = 0;
+	const char *ext = NULL;
 	for (size_t i = 0;; i++) {
 		char c = path[i];
 		if (c == '/' || c == '\0') {
 			if (dir)
 				offer_key(img, PIMG_SEC_FILE_DIR, hp, path, i, &q, b);
-			if (i > cstart) {
-				if (comp)
-					offer_key(img, PIMG_SEC_FILE_COMP, hc, path + cstart, i - cstart,
-						  &q, b);
-				if (ext && has_ext)
-					offer_key(img, PIMG_SEC_FILE_EXT, he, path + estart, i - estart,
-						  &q, b);
-			}
+			if (comp && i > cstart)
+				offer_component(img, &q, path + cstart, i - cstart, hc, ext, he, b);
 			if (c == '\0')
 				break;
 			hc = he = PIMG_HASH_INIT;
 			cstart = i + 1;
-			has_ext = false;
+			ext = NULL;
 		} else if (c == '.') {
 			he = PIMG_HASH_INIT;
-			estart = i + 1;
-			has_ext = true;
+			ext = path + i + 1;
 			hc = pimg_hash_step(hc, (unsigned char)c);
 		} else {
 			hc = pimg_hash_step(hc, (unsigned char)c);

@@ -36,6 +36,7 @@ enum pimg_section {
 	PIMG_SEC_FILE_DIR,   /* buckets: leading literal components ("/home/u/.ssh") -> file rules */
 	PIMG_SEC_FILE_COMP,  /* buckets: a component anywhere (".env") -> file rules */
 	PIMG_SEC_FILE_EXT,   /* buckets: extension of a component anywhere ("pem") -> file rules */
+	PIMG_SEC_FILE_CPREFIX, /* buckets: first PIMG_CPREFIX_MAX bytes of a component anywhere -> file rules */
 	PIMG_SEC_FILE_SCAN,  /* ids: other file rules */
 	PIMG_SEC_NET_NAME,   /* buckets: host name -> network rules */
 	PIMG_SEC_NET_SUFFIX, /* buckets: domain of "*.domain" -> network rules */
@@ -58,8 +59,33 @@ struct pimg_header {
 	uint32_t source;      /* string: the policy's file name */
 	uint32_t ask_timeout; /* seconds */
 	uint8_t defaults[4];  /* enum policy_decision per enum policy_action */
+	uint8_t cprefix_lens; /* bit k-1 set: PIMG_SEC_FILE_CPREFIX holds keys of k bytes */
+	uint8_t pad[7];
 	struct pimg_section_desc sec[PIMG_SEC_MAX];
+	/*
+	 * Per hash table, a 256-bit Bloom filter of its keys' hashes (two bits
+	 * per key, pimg_filter_bits()): most lookups miss, and a miss is then
+	 * one test instead of a probe.
+	 */
+	uint64_t filter[PIMG_SEC_MAX][4];
 };
+
+/* The two filter bits (0..255) of a key hash; the table slot uses the low bits. */
+static inline unsigned pimg_filter_bit1(uint32_t h)
+{
+	return (h >> 16) & 255u;
+}
+
+static inline unsigned pimg_filter_bit2(uint32_t h)
+{
+	return (h >> 24) & 255u;
+}
+
+static inline int pimg_filter_test(const uint64_t f[4], uint32_t h)
+{
+	unsigned a = pimg_filter_bit1(h), b = pimg_filter_bit2(h);
+	return (f[a >> 6] >> (a & 63) & 1) && (f[b >> 6] >> (b & 63) & 1);
+}
 
 /* How a rule's main or args field is compared at decision time. */
 enum pimg_matcher {
@@ -69,8 +95,12 @@ enum pimg_matcher {
 	PIMG_M_PREFIX = 3, /* string: equal, or followed by ' ' (args) / '/' (paths) */
 	PIMG_M_REGEX = 4,  /* program in PIMG_SEC_PROGS */
 	PIMG_M_KEY = 5,    /* the index key matched: nothing more to check */
+	PIMG_M_COMP = 6,   /* string: a one-component glob, matched against the component the index found */
 	PIMG_M_MAX
 };
+
+/* Longest literal component prefix PIMG_SEC_FILE_CPREFIX keys on ("id_rsa*" -> "id_r"). */
+#define PIMG_CPREFIX_MAX 4
 
 /* Rule flags. */
 #define PIMG_R_FULLPATH 0x01u /* COMMAND: compare the full program path, not its basename */
@@ -123,19 +153,32 @@ static inline uint32_t pimg_hash_step(uint32_t h, unsigned char c)
 
 /*
  * Integrity checksum of len bytes (len a multiple of 8, p 8-byte aligned):
- * a 64-bit multiply-rotate over words.  Detects corruption, not tampering:
- * the image lives on a read-only mount the agent cannot write.
+ * four independent 64-bit multiply-rotate lanes over words, folded at the
+ * end, so the shim's constructor is not held up by one long dependency
+ * chain.  Detects corruption, not tampering: the image lives on a read-only
+ * mount the agent cannot write.
  */
+static inline uint64_t pimg_mix(uint64_t h, uint64_t w)
+{
+	h ^= w;
+	h *= 0xff51afd7ed558ccdull;
+	return (h << 29) | (h >> 35);
+}
+
 static inline uint64_t pimg_checksum(const void *p, size_t len)
 {
 	const uint64_t *w = (const uint64_t *)p;
-	uint64_t h = 0x9e3779b97f4a7c15ull ^ len;
-	for (size_t i = 0; i < len / 8; i++) {
-		h ^= w[i];
-		h *= 0xff51afd7ed558ccdull;
-		h = (h << 29) | (h >> 35);
+	uint64_t a = 0x9e3779b97f4a7c15ull ^ len, b = a + 1, c = a + 2, d = a + 3;
+	size_t n = len / 8, i = 0;
+	for (; i + 4 <= n; i += 4) {
+		a = pimg_mix(a, w[i]);
+		b = pimg_mix(b, w[i + 1]);
+		c = pimg_mix(c, w[i + 2]);
+		d = pimg_mix(d, w[i + 3]);
 	}
-	return h;
+	for (; i < n; i++)
+		a = pimg_mix(a, w[i]);
+	return pimg_mix(pimg_mix(pimg_mix(a, b), c), d);
 }
 
 #endif

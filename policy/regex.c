@@ -1,4 +1,4 @@
-/* regex.c — POSIX ERE compiler to a pointer-free bytecode program, its validator, and the Pike VM that runs it. */
+/* regex.c — POSIX EREs: compiler to pointer-free bytecode, validator, and in-place Pike VM matcher. */
 #include "policy/regex.h"
 
 #include <errno.h>
@@ -178,7 +178,7 @@ static int emit_jmp(struct cc *c, size_t target)
 	return 0;
 }
 
-/* Inserts a SPLIT at `at`, shifting [at, n) up; targets are given as they will be after the move. */
+/* Inserts a SPLIT at `at`, shifting [at, n) up; targets are as they will be after the move. */
 static int insert_split(struct cc *c, size_t at, size_t t1, size_t t2)
 {
 	int rc = reserve(c, 5, 1);

@@ -294,7 +294,8 @@ static int base_fd(struct walk *w, int dirfd)
 /* ---- the cache ------------------------------------------------------------- */
 
 #define CACHE_WAYS 2
-#define CACHE_SETS 32
+#define FILE_SETS 32 /* whole paths as spelled */
+#define DIR_SETS 16  /* their directory parts: kept apart so a flood of new names cannot evict them */
 #define SLOT_DATA 224 /* key + NUL + value + NUL: longer pairs are not cached */
 #define CWD_MAX 256
 
@@ -314,6 +315,7 @@ struct slot {
 	uint8_t links;      /* symlinks the resolution followed (the ELOOP budget) */
 	char data[SLOT_DATA];
 };
+_Static_assert(sizeof(struct slot) == 256, "a slot is four cache lines");
 
 /*
  * Per thread, so lookups take no lock and no atomic read-modify-write.
@@ -322,7 +324,8 @@ struct slot {
  * __tls_get_addr call (which may allocate).
  */
 #define TLS __thread __attribute__((tls_model("initial-exec")))
-static TLS struct slot cache[CACHE_SETS * CACHE_WAYS];
+static TLS struct slot file_cache[FILE_SETS * CACHE_WAYS];
+static TLS struct slot dir_cache[DIR_SETS * CACHE_WAYS];
 static TLS struct {
 	unsigned long tag;
 	long stamp;
@@ -401,10 +404,16 @@ static uint32_t hash_key(const char *s, size_t n, unsigned kind)
 	return (uint32_t)h;
 }
 
-static struct slot *cache_find(uint32_t h, unsigned kind, const char *key, size_t klen,
+/* The set of a hash: the file table, or the directory table when dir. */
+static struct slot *cache_set(bool dir, uint32_t h)
+{
+	return dir ? &dir_cache[(h % DIR_SETS) * CACHE_WAYS] : &file_cache[(h % FILE_SETS) * CACHE_WAYS];
+}
+
+static struct slot *cache_find(bool dir, uint32_t h, unsigned kind, const char *key, size_t klen,
 			       unsigned long tag, long now)
 {
-	struct slot *set = &cache[(h % CACHE_SETS) * CACHE_WAYS];
+	struct slot *set = cache_set(dir, h);
 	for (int i = 0; i < CACHE_WAYS; i++) {
 		struct slot *s = &set[i];
 		if (s->hash == h && s->kind == kind && s->klen == klen && fresh(s->tag, s->stamp, tag, now) &&
@@ -425,9 +434,9 @@ static int cache_copy(const struct slot *s, char *out, size_t outlen, int *links
 	return s->vlen;
 }
 
-static struct slot *cache_victim(uint32_t h, unsigned long tag, long now)
+static struct slot *cache_victim(bool dir, uint32_t h, unsigned long tag, long now)
 {
-	struct slot *set = &cache[(h % CACHE_SETS) * CACHE_WAYS];
+	struct slot *set = cache_set(dir, h);
 	for (int i = 0; i < CACHE_WAYS; i++)
 		if (!fresh(set[i].tag, set[i].stamp, tag, now))
 			return &set[i];
@@ -439,12 +448,12 @@ static struct slot *cache_victim(uint32_t h, unsigned long tag, long now)
  * signal handler on this thread can observe the slot, and cache_busy keeps
  * it out), so a half-written slot is never taken for a valid one.
  */
-static void cache_store(uint32_t h, unsigned kind, const char *key, size_t klen, const char *val,
+static void cache_store(bool dir, uint32_t h, unsigned kind, const char *key, size_t klen, const char *val,
 			size_t vlen, int links, unsigned long tag, long now)
 {
 	if (klen + vlen + 2 > SLOT_DATA)
 		return;
-	struct slot *s = cache_victim(h, tag, now);
+	struct slot *s = cache_victim(dir, h, tag, now);
 	s->tag = 0;
 	atomic_signal_fence(memory_order_seq_cst);
 	s->hash = h;
@@ -526,7 +535,7 @@ static int resolve_dir(struct walk *w, const struct request *q, size_t n)
 		return resolve_uncached(w, q, n, true);
 	unsigned kind = key_kind(q, false);
 	uint32_t h = hash_key(q->path, n, kind);
-	struct slot *s = cache_find(h, kind, q->path, n, q->tag, q->now);
+	struct slot *s = cache_find(true, h, kind, q->path, n, q->tag, q->now);
 	if (s) {
 		int r = cache_copy(s, w->out, w->cap, &w->links);
 		if (r < 0)
@@ -536,7 +545,7 @@ static int resolve_dir(struct walk *w, const struct request *q, size_t n)
 	}
 	int r = resolve_uncached(w, q, n, true);
 	if (r == 0 && !w->proc && !w->lexical)
-		cache_store(h, kind, q->path, n, w->out, w->len, w->links, q->tag, q->now);
+		cache_store(true, h, kind, q->path, n, w->out, w->len, w->links, q->tag, q->now);
 	return r;
 }
 
@@ -578,14 +587,14 @@ static int resolve_cached(struct walk *w, const struct request *q)
 {
 	unsigned kind = key_kind(q, q->flags & CANON_NOFOLLOW);
 	uint32_t h = hash_key(q->path, q->plen, kind);
-	struct slot *s = cache_find(h, kind, q->path, q->plen, q->tag, q->now);
+	struct slot *s = cache_find(false, h, kind, q->path, q->plen, q->tag, q->now);
 	if (s)
 		return cache_copy(s, w->out, w->cap, NULL);
 	int r = resolve_split(w, q);
 	if (r < 0)
 		return r;
 	if (!w->proc)
-		cache_store(h, kind, q->path, q->plen, w->out, w->len, w->links, q->tag, q->now);
+		cache_store(false, h, kind, q->path, q->plen, w->out, w->len, w->links, q->tag, q->now);
 	return (int)w->len;
 }
 
@@ -607,20 +616,17 @@ static int resolve(int dirfd, const char *path, unsigned flags, char *out, size_
 		q.plen = 1;
 	}
 	q.use_cache = !(flags & CANON_NOCACHE) && (q.path[0] == '/' || dirfd == AT_FDCWD) && !cache_busy;
+	if (q.use_cache) {
+		q.now = now_coarse();
+		q.use_cache = q.now >= 0; /* no clock, no TTL: no cache */
+	}
 	if (!q.use_cache) {
 		int r = resolve_uncached(&w, &q, q.plen, !(flags & CANON_NOFOLLOW));
 		return r < 0 ? r : (int)w.len;
 	}
 	cache_busy++;
 	atomic_signal_fence(memory_order_seq_cst);
-	q.tag = current_tag();
-	q.now = now_coarse();
-	if (q.now < 0) { /* no clock, no TTL: no cache */
-		q.use_cache = false;
-		int r = resolve_uncached(&w, &q, q.plen, !(flags & CANON_NOFOLLOW));
-		cache_busy--;
-		return r < 0 ? r : (int)w.len;
-	}
+	q.tag = current_tag(); /* before the walk: a change during it leaves the entry stale-tagged */
 	int r = resolve_cached(&w, &q);
 	atomic_signal_fence(memory_order_seq_cst);
 	cache_busy--;

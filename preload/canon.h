@@ -66,7 +66,8 @@ enum {
  *                  removed (getcwd(2) fails).
  *   -EBADF         dirfd is not an open fd (and path is relative or "").
  *   -ENAMETOOLONG  path is PATH_MAX bytes or more, a component exceeds
- *                  NAME_MAX, the result does not fit outlen, or the rest of
+ *                  NAME_MAX, the result (or a prefix on the way to it, before
+ *                  a ".." shortens it) does not fit outlen, or the rest of
  *                  the walk with symlink targets spliced in exceeds PATH_MAX.
  *   -ELOOP         more than CANON_MAX_LINKS symlinks were followed.
  *   -ENXIO         a /proc magic link (an fd, the cwd or dirfd) refers to
@@ -78,15 +79,26 @@ enum {
  *                  (its name ends in " (deleted)" and no longer names it).
  *   other          an unexpected error from readlinkat(2) or statx(2).
  *
- * Cache: results are cached per thread, keyed by (path as spelled, flags,
- * whether it is absolute or cwd-relative), together with the directory
- * part of each path so that a new file in a known directory costs one
- * readlinkat(2).  An entry is used only while (a) canon_invalidate() has not
- * been called since it was filled and (b) it is younger than
- * CANON_CACHE_TTL_NS.  Residual risk: a namespace change the calling process
- * cannot see — another process's rename/symlink/unlink, or a raw syscall —
- * is noticed only after the TTL; the kernel layer (mounts, Landlock) covers
- * that window, as it covers the check-then-use race every shim has.
+ * Cache: results are cached per thread (96 slots of 256 bytes, 24 KiB of
+ * initial-exec TLS per thread), keyed by the path as spelled plus whether
+ * it is absolute or cwd-relative and whether CANON_NOFOLLOW was given;
+ * a second table holds directory parts, so a new name in a known directory
+ * costs one readlinkat(2).  A hit is a hash, a memcmp and a memcpy (about
+ * 50 ns).  Not cached: dirfd-relative paths (the fd's name is read each
+ * time), anything that went through /proc (it depends on the pid, the thread
+ * and the fd table, and a forked child shares the cache), key + result over
+ * 222 bytes, and the whole cache inside a signal handler that interrupted a
+ * canon_path() on the same thread.  An entry is used only while (a)
+ * canon_invalidate() has not been called since it was filled, in any
+ * thread, and (b) it is younger than CANON_CACHE_TTL_NS, measured on
+ * CLOCK_MONOTONIC_COARSE (so up to TTL + one tick, 1–4 ms by CONFIG_HZ).
+ * Residual risk: a namespace change the calling process cannot see —
+ * another process's rename/symlink/unlink, unless canon_share_generation()
+ * links the processes, or a raw syscall — is noticed only when the entry
+ * expires; the kernel layer (mounts, seccomp, Landlock) covers that window,
+ * as it covers the check-then-use race every shim has without a cache.
+ * A siglongjmp() out of a handler that interrupted canon_path() leaves the
+ * thread's cache disabled (slow, never wrong).
  *
  * Async-signal-safe, safe in a vfork child, thread-safe, allocates nothing
  * (stack use under 2 × PATH_MAX), errno preserved.  Syscalls are made with
@@ -126,7 +138,12 @@ void canon_invalidate(void);
  */
 void canon_share_generation(unsigned long *counter);
 
-/* Cache lifetime: an entry older than this is re-resolved (bounds staleness from other processes). */
+/*
+ * Cache lifetime: an entry older than this is re-resolved, which bounds how
+ * long a change by another process goes unseen: a script's `rm x; ln -s
+ * secret x` runs two programs (milliseconds each), so the shell's next open
+ * of x normally resolves afresh.  A mitigation, not a guarantee.
+ */
 #define CANON_CACHE_TTL_NS 2000000L
 
 #endif

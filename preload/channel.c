@@ -488,6 +488,14 @@ int channel_connect(const char *path)
 	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		return -errno;
+	/*
+	 * SO_PASSCRED on the sending side makes the kernel attach the sender's
+	 * credentials to every datagram (unix(7), SCM_CREDENTIALS), even one
+	 * sent before the launcher accepted: a socket shared by a process and
+	 * its children still names, per message, the process that sent it.
+	 */
+	int on = 1;
+	(void)setsockopt(fd, SOL_SOCKET, SO_PASSCRED, &on, sizeof on);
 	/* An AF_UNIX connect interrupted while the backlog is full may be retried as is. */
 	while ((r = connect(fd, (struct sockaddr *)&sa, salen)) < 0 && errno == EINTR)
 		;
@@ -518,25 +526,44 @@ int channel_send(int fd, const struct channel_msg *m, uint8_t *scratch, size_t c
 	return channel_send_buf(fd, scratch, (size_t)len);
 }
 
-int channel_recv(int fd, uint8_t *buf, size_t cap, struct channel_msg *out)
+int channel_recv_from(int fd, uint8_t *buf, size_t cap, struct channel_msg *out,
+		      struct ucred *sender)
 {
 	struct iovec iov = { buf, cap };
+	union {
+		struct cmsghdr h;
+		char space[CMSG_SPACE(sizeof(struct ucred))];
+	} ctl;
 	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
 	ssize_t n;
 	int r;
 	memset(out, 0, sizeof *out);
-	while ((n = recvmsg(fd, &mh, 0)) < 0 && errno == EINTR)
+	if (sender) {
+		memset(sender, 0, sizeof *sender);
+		mh.msg_control = ctl.space;
+		mh.msg_controllen = sizeof ctl.space;
+	}
+	while ((n = recvmsg(fd, &mh, MSG_CMSG_CLOEXEC)) < 0 && errno == EINTR)
 		;
 	if (n < 0)
 		return -errno;
 	if (n == 0) /* end of stream (a zero-length datagram is not a message either) */
 		return -ECONNRESET;
+	for (struct cmsghdr *c = sender ? CMSG_FIRSTHDR(&mh) : NULL; c; c = CMSG_NXTHDR(&mh, c))
+		if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_CREDENTIALS &&
+		    c->cmsg_len == CMSG_LEN(sizeof *sender))
+			memcpy(sender, CMSG_DATA(c), sizeof *sender);
 	if (mh.msg_flags & MSG_TRUNC) {
 		out->why = "datagram larger than the receive buffer";
 		return -EMSGSIZE;
 	}
 	r = channel_decode(buf, (size_t)n, out);
 	return r < 0 ? r : (int)n;
+}
+
+int channel_recv(int fd, uint8_t *buf, size_t cap, struct channel_msg *out)
+{
+	return channel_recv_from(fd, buf, cap, out, NULL);
 }
 
 int channel_ask(int fd, const struct channel_msg *req, struct channel_msg *answer,
@@ -582,8 +609,11 @@ int channel_listen(const char *path)
 	if (fd < 0)
 		return -errno;
 	/* Linux creates the socket file with the socket inode's mode (minus umask): set it first. */
-	if (fchmod(fd, 0600) < 0 || bind(fd, (struct sockaddr *)&sa, salen) < 0)
-		goto fail;
+	if (fchmod(fd, 0600) < 0 || bind(fd, (struct sockaddr *)&sa, salen) < 0) {
+		r = -errno;
+		close(fd);
+		return r;
+	}
 	if (chmod(path, 0600) < 0 || listen(fd, SOMAXCONN) < 0) {
 		r = -errno;
 		unlink(path);
@@ -591,10 +621,6 @@ int channel_listen(const char *path)
 		return r;
 	}
 	return fd;
-fail:
-	r = -errno;
-	close(fd);
-	return r;
 }
 
 int channel_accept(int lfd)

@@ -168,6 +168,15 @@ int channel_decode(const uint8_t *buf, size_t len, struct channel_msg *out);
 /* ---- Client side (the shim) ------------------------------------------------ */
 
 /*
+ * These helpers return -errno and leave errno changed: the shim saves and
+ * restores errno around them.  EVENTs need no reply, and one datagram send is
+ * atomic, so all threads of a process may share one connection for them
+ * without a lock; the shim reconnects when getpid() changes (SO_PEERCRED
+ * names the process that connected) and uses a fresh connection in a vfork
+ * child.  ASKs use channel_ask_path().
+ */
+
+/*
  * Connects to the channel socket at path: socket(AF_UNIX, SOCK_SEQPACKET |
  * SOCK_CLOEXEC) + connect(2), retried on EINTR.  Returns the fd or -errno
  * (-ENAMETOOLONG when path does not fit sun_path).
@@ -189,12 +198,24 @@ int channel_send(int fd, const struct channel_msg *m, uint8_t *scratch, size_t c
 int channel_recv(int fd, uint8_t *buf, size_t cap, struct channel_msg *out);
 
 /*
+ * As channel_recv(), and stores in *sender the credentials the kernel
+ * attached to this datagram (SCM_CREDENTIALS, unix(7): channel_connect()
+ * sets SO_PASSCRED, so every message carries its sender's pid, uid and gid,
+ * checked by the kernel).  *sender is zero when the datagram carried none.
+ * This, not SO_PEERCRED, names the sender of an event: the shim shares one
+ * event socket between a process and the children it forks.
+ */
+int channel_recv_from(int fd, uint8_t *buf, size_t cap, struct channel_msg *out,
+		      struct ucred *sender);
+
+/*
  * Sends req (an ASK) on fd and waits for the ANSWER with req->id, skipping
  * anything else that arrives (other ids, EVENTs, malformed datagrams).  Every
  * syscall is retried on EINTR, so a signal handler running meanwhile (with or
  * without SA_RESTART) does not abort the ask.  scratch (cap bytes, at least
  * CHANNEL_HEADER_SIZE) holds both datagrams; req's strings must not point
- * into it.  Returns answer->decision (POLICY_ALLOW or POLICY_DENY), or -errno:
+ * into it.  cap bounds the ASK: with a small stack buffer a long argv is
+ * truncated (and flagged) rather than refused.  Returns answer->decision (POLICY_ALLOW or POLICY_DENY), or -errno:
  * -ECONNRESET when the launcher went away — the shim then denies.
  *
  * Concurrency: fd must have no other reader while the ask runs.  The shim

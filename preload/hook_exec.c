@@ -166,7 +166,7 @@ static enum policy_decision decide_execp(const char *file, char *const argv[])
 
 /* ---- the hooks ----------------------------------------------------------------------- */
 
-#define MISSING(name) (shim_init(), real_##name == NULL)
+#define MISSING(name) SHIM_MISSING(name)
 
 static int refuse(void)
 {
@@ -352,9 +352,9 @@ SHIM_EXPORT int execveat(int dirfd, const char *path, char *const argv[], char *
 static int do_spawn(bool search, pid_t *pid, const char *path, const posix_spawn_file_actions_t *fa,
 		    const posix_spawnattr_t *attr, char *const argv[], char *const envp[])
 {
-	posix_spawn_fn real = search ? real_posix_spawnp : real_posix_spawn;
-	if ((shim_init(), real == NULL))
+	if (search ? MISSING(posix_spawnp) : MISSING(posix_spawn))
 		return ENOSYS;
+	posix_spawn_fn real = search ? real_posix_spawnp : real_posix_spawn;
 	if (!shim_enter())
 		return real(pid, path, fa, attr, argv, envp);
 	int saved = errno;

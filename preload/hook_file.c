@@ -67,7 +67,7 @@ static mode_t mode_arg(int flags, va_list ap)
 	return (flags & (O_CREAT | __O_TMPFILE)) ? va_arg(ap, mode_t) : 0;
 }
 
-#define MISSING(name) (shim_init(), real_##name == NULL)
+#define MISSING(name) SHIM_MISSING(name)
 #define NOSYS(ret)            \
 	do {                  \
 		errno = ENOSYS; \

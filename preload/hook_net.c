@@ -52,7 +52,7 @@ static bool net_denied(const struct sockaddr *addr, socklen_t len)
 	return d != POLICY_ALLOW;
 }
 
-#define MISSING(name) (shim_init(), real_##name == NULL)
+#define MISSING(name) SHIM_MISSING(name)
 
 SHIM_EXPORT int connect(int fd, const struct sockaddr *addr, socklen_t len)
 {

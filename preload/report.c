@@ -19,35 +19,18 @@
 static char chan_path[4096];
 static bool trace;
 static atomic_int event_fd = -1;
-static atomic_int event_owner; /* the pid event_fd belongs to */
 static dev_t event_dev;
 static ino_t event_ino;
 static atomic_uint next_id;
 
-static pid_t raw_getpid(void)
-{
-	return (pid_t)syscall(SYS_getpid);
-}
-
 static pthread_mutex_t connect_lock = PTHREAD_MUTEX_INITIALIZER;
-
-static void at_fork_child(void)
-{
-	/* the inherited socket is the parent's: this process connects its own, so
-	 * SO_PEERCRED names it; a fork child may claim the socket, a vfork child
-	 * (no atfork handlers run) may not touch the parent's variables */
-	atomic_store(&event_fd, -1);
-	atomic_store(&event_owner, 0);
-	pthread_mutex_init(&connect_lock, NULL);
-}
 
 void shim_report_init(const char *dir)
 {
 	const char *t = getenv("AIRLOCK_TRACE");
 	trace = t && strcmp(t, "1") == 0;
-	if (!dir || (size_t)snprintf(chan_path, sizeof chan_path, "%s/channel", dir) >= sizeof chan_path)
+	if (!dir || !shim_join(chan_path, sizeof chan_path, dir, "/channel", (char *)NULL))
 		chan_path[0] = '\0';
-	pthread_atfork(NULL, NULL, at_fork_child);
 }
 
 /* Connects a socket for events and lifts it to FD_FLOOR or above; -1 on failure. */
@@ -69,19 +52,16 @@ static int open_event_socket(struct stat *st)
 }
 
 /*
- * The process's event socket, connected on first use.  A program may close
- * every fd it does not know (Python's close_fds) and reuse the number: the
- * socket is used only while its inode is still the one we connected.
- * In a process that does not own the socket (a vfork child), returns a
- * fresh socket and sets *temporary: the caller closes it.
+ * The event socket, connected on first use and shared by every thread and
+ * by children (fork and vfork alike): events are datagrams, and the launcher
+ * reads each one's sender from its SCM_CREDENTIALS, which the kernel fills
+ * in per message.  A program may close every fd it does not know (Python's
+ * close_fds) and reuse the number: the socket is used only while its inode
+ * is still the one we connected, else a new one is made.
  */
-static int event_socket(bool *temporary)
+static int event_socket(void)
 {
 	struct stat st;
-	pid_t me = raw_getpid(), owner = atomic_load(&event_owner);
-	*temporary = owner != 0 && owner != me;
-	if (*temporary)
-		return open_event_socket(&st);
 	int fd = atomic_load_explicit(&event_fd, memory_order_acquire);
 	if (fd >= 0 && fstat(fd, &st) == 0 && st.st_dev == event_dev && st.st_ino == event_ino)
 		return fd;
@@ -91,7 +71,6 @@ static int event_socket(bool *temporary)
 		if (fd >= 0) {
 			event_dev = st.st_dev;
 			event_ino = st.st_ino;
-			atomic_store(&event_owner, me);
 			atomic_store_explicit(&event_fd, fd, memory_order_release);
 		}
 	} else {
@@ -132,16 +111,13 @@ static void fill(struct channel_msg *m, const struct shim_action *a)
 static void send_event(struct channel_msg *m)
 {
 	uint8_t scratch[SCRATCH];
-	bool temporary;
 	if (!chan_path[0])
 		return;
-	int fd = event_socket(&temporary);
+	int fd = event_socket();
 	if (fd < 0)
 		return;
 	m->type = CHANNEL_EVENT;
 	(void)channel_send(fd, m, scratch, sizeof scratch);
-	if (temporary)
-		syscall(SYS_close, fd);
 }
 
 static enum policy_decision ask(struct channel_msg *m)

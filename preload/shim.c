@@ -5,11 +5,13 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "preload/canon.h"
@@ -19,21 +21,56 @@
 #undef HOOK
 
 static pthread_once_t init_once = PTHREAD_ONCE_INIT;
+static pthread_once_t image_once = PTHREAD_ONCE_INIT;
+static const char *session_dir; /* $AIRLOCK_DIR, from the environment at start-up */
 static const struct policy_image *image;
 static char env_preload[4096];  /* "LD_PRELOAD=<this shim>" */
 static char env_dir[4096];      /* "AIRLOCK_DIR=<session dir>" */
 static size_t shim_path_len;    /* length of the shim's own path in env_preload */
 static __thread int depth __attribute__((tls_model("initial-exec")));
+static uint64_t init_ns;  /* what the constructor's shim_init() cost, for `make bench` */
+static uint64_t image_ns; /* what mapping and validating the image cost */
 
-/* dlsym(RTLD_NEXT) of every hook; a pointer back to our own wrapper would loop forever. */
-static void resolve_real(void)
+void *shim_dlnext(const char *name, void *self)
 {
-#define HOOK(ret, name, params)                                                       \
-	real_##name = (name##_fn)dlsym(RTLD_NEXT, #name);                             \
-	if ((void *)real_##name == (void *)&name)                                     \
-		real_##name = NULL;
-#include "preload/hooks.def"
-#undef HOOK
+	void *p = dlsym(RTLD_NEXT, name);
+	return p == self ? NULL : p;
+}
+
+/*
+ * The exec family is resolved now: it runs in vfork children (Python's
+ * subprocess), where dlsym's loader lock must not be taken.
+ */
+static void resolve_exec_family(void)
+{
+#define EAGER(name) real_##name = (name##_fn)shim_dlnext(#name, (void *)&name)
+	EAGER(execve);
+	EAGER(execvpe);
+	EAGER(fexecve);
+	EAGER(execveat);
+	EAGER(posix_spawn);
+	EAGER(posix_spawnp);
+#undef EAGER
+}
+
+bool shim_join(char *out, size_t cap, ...)
+{
+	va_list ap;
+	size_t n = 0;
+	bool fits = true;
+	va_start(ap, cap);
+	for (const char *p; fits && (p = va_arg(ap, const char *)) != NULL;) {
+		size_t len = strlen(p);
+		fits = n + len < cap;
+		if (fits) {
+			memcpy(out + n, p, len);
+			n += len;
+		}
+	}
+	va_end(ap);
+	if (cap)
+		out[fits ? n : 0] = '\0';
+	return fits;
 }
 
 static int raw_open(const char *path, int flags)
@@ -46,14 +83,14 @@ static void map_image(const char *dir)
 {
 	char path[4096], err[256];
 	struct stat st;
-	if (!dir || (size_t)snprintf(path, sizeof path, "%s/policy.img", dir) >= sizeof path)
+	if (!dir || !shim_join(path, sizeof path, dir, "/policy.img", (char *)NULL))
 		return;
 	int fd = raw_open(path, O_RDONLY);
 	if (fd < 0)
 		return;
 	void *p = MAP_FAILED;
 	if (fstat(fd, &st) == 0 && st.st_size > 0)
-		p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+		p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
 	syscall(SYS_close, fd);
 	if (p == MAP_FAILED)
 		return;
@@ -63,28 +100,75 @@ static void map_image(const char *dir)
 	}
 }
 
+/*
+ * The shim's own path, for LD_PRELOAD in children: the LD_PRELOAD entry
+ * naming airlock-preload.so (the launcher sets an absolute one), else what
+ * dladdr(3) says (slower: it walks every loaded object's symbols).
+ */
 static void init_env(const char *dir)
 {
+	const char *pre = getenv("LD_PRELOAD"), *self = NULL;
+	size_t len = 0;
+	for (const char *p = pre; p && *p; p += len + (p[len] != '\0')) {
+		len = strcspn(p, ": ");
+		if (len >= 18 && strncmp(p + len - 18, "airlock-preload.so", 18) == 0 && p[0] == '/') {
+			self = p;
+			break;
+		}
+	}
 	Dl_info info;
-	if (dladdr((void *)&shim_init, &info) && info.dli_fname &&
-	    (size_t)snprintf(env_preload, sizeof env_preload, "LD_PRELOAD=%s", info.dli_fname) <
-		    sizeof env_preload)
-		shim_path_len = strlen(info.dli_fname);
-	else
-		env_preload[0] = '\0';
-	if (!dir || (size_t)snprintf(env_dir, sizeof env_dir, "AIRLOCK_DIR=%s", dir) >= sizeof env_dir)
+	if (!self && dladdr((void *)&shim_init, &info) && info.dli_fname) {
+		self = info.dli_fname;
+		len = strlen(self);
+	}
+	env_preload[0] = '\0';
+	if (self && len + sizeof "LD_PRELOAD=" <= sizeof env_preload) {
+		memcpy(env_preload, "LD_PRELOAD=", 11);
+		memcpy(env_preload + 11, self, len);
+		env_preload[11 + len] = '\0';
+		shim_path_len = len;
+	}
+	if (!dir || !shim_join(env_dir, sizeof env_dir, "AIRLOCK_DIR=", dir, (char *)NULL))
 		env_dir[0] = '\0';
+}
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
 static void init_once_fn(void)
 {
 	int saved = errno;
-	const char *dir = getenv("AIRLOCK_DIR");
-	resolve_real();
-	init_env(dir);
-	map_image(dir);
-	shim_report_init(dir);
+	uint64_t t0 = now_ns();
+	session_dir = getenv("AIRLOCK_DIR");
+	resolve_exec_family();
+	init_env(session_dir);
+	shim_report_init(session_dir);
+	init_ns = now_ns() - t0;
 	errno = saved;
+}
+
+static void image_once_fn(void)
+{
+	int saved = errno;
+	uint64_t t0 = now_ns();
+	map_image(session_dir);
+	image_ns = now_ns() - t0;
+	errno = saved;
+}
+
+SHIM_EXPORT uint64_t airlock_shim_init_ns(void)
+{
+	return init_ns;
+}
+
+SHIM_EXPORT uint64_t airlock_shim_image_ns(void)
+{
+	shim_image();
+	return image_ns;
 }
 
 void shim_init(void)
@@ -97,8 +181,17 @@ __attribute__((constructor)) static void shim_constructor(void)
 	shim_init();
 }
 
+/*
+ * The image is mapped and validated by the first call that needs a decision,
+ * not by the constructor: most processes a build or a shell starts (true,
+ * echo, cc1) exit without making one, and those syscalls and the validation
+ * pass were two thirds of the constructor's cost.  Decisions never run
+ * without it: no image means deny.
+ */
 const struct policy_image *shim_image(void)
 {
+	shim_init();
+	pthread_once(&image_once, image_once_fn);
 	return image;
 }
 
@@ -121,6 +214,64 @@ void shim_namespace_changed(void)
 	canon_invalidate();
 }
 
+/*
+ * Verdict cache: canonical path + action -> verdict, per thread.  The image
+ * never changes in a process, so an entry never goes stale; the full path is
+ * compared, never just its hash.  It spares a repeated open() the index walk.
+ */
+#define VCACHE_SLOTS 32
+#define VCACHE_PATH 184
+
+struct vslot {
+	uint32_t hash;
+	uint16_t len; /* 0: empty */
+	uint8_t action;
+	struct policy_verdict v;
+	char path[VCACHE_PATH];
+};
+
+static __thread struct vslot vcache[VCACHE_SLOTS] __attribute__((tls_model("initial-exec")));
+static __thread int vcache_busy __attribute__((tls_model("initial-exec")));
+
+static uint32_t vcache_hash(const char *p, size_t len, unsigned action)
+{
+	uint64_t h = 0x9e3779b97f4a7c15ull ^ (len * 4 + action), w;
+	size_t i = 0;
+	for (; i + 8 <= len; i += 8) {
+		memcpy(&w, p + i, 8);
+		h = (h ^ w) * 0xff51afd7ed558ccdull;
+	}
+	w = 0;
+	memcpy(&w, p + i, len - i);
+	h = (h ^ w) * 0xc4ceb9fe1a85ec53ull;
+	return (uint32_t)(h >> 32);
+}
+
+/* The verdict for (path, one action bit), from the cache or the image. */
+static struct policy_verdict decide_cached(const struct policy_image *img, const char *path,
+					   size_t len, unsigned bit)
+{
+	uint32_t h = vcache_hash(path, len, bit);
+	struct vslot *slot = &vcache[h % VCACHE_SLOTS];
+	/* a signal handler that interrupts an update must not read half a slot */
+	bool usable = len < VCACHE_PATH && !vcache_busy;
+	if (usable && slot->len == len && slot->hash == h && slot->action == bit &&
+	    memcmp(slot->path, path, len) == 0)
+		return slot->v;
+	struct policy_verdict v = policy_decide_open(img, path, bit);
+	if (usable) {
+		vcache_busy = 1;
+		slot->len = 0;
+		slot->hash = h;
+		slot->action = (uint8_t)bit;
+		slot->v = v;
+		memcpy(slot->path, path, len);
+		slot->len = (uint16_t)len;
+		vcache_busy = 0;
+	}
+	return v;
+}
+
 enum policy_decision shim_file(int dirfd, const char *path, unsigned action, unsigned canon_flags)
 {
 	char canon[4096];
@@ -130,15 +281,17 @@ enum policy_decision shim_file(int dirfd, const char *path, unsigned action, uns
 	int n = canon_path(dirfd, path, canon_flags, canon, sizeof canon);
 	if (n < 0) {
 		/* not resolvable to a name (an fd that is a pipe, a too-long path): decide on the text */
-		if ((size_t)snprintf(canon, sizeof canon, "%s", path) >= sizeof canon)
+		if (!shim_join(canon, sizeof canon, path, (char *)NULL))
 			return POLICY_DENY;
+		n = (int)strlen(canon);
 	}
 	/* O_RDWR is a read and a write: the most severe verdict decides */
 	a.v = (struct policy_verdict){ POLICY_DENY, -1 };
-	for (unsigned bit = POLICY_FILE_READ; image && bit <= POLICY_FILE_EXEC; bit <<= 1) {
+	const struct policy_image *img = shim_image();
+	for (unsigned bit = POLICY_FILE_READ; img && bit <= POLICY_FILE_EXEC; bit <<= 1) {
 		if (!(action & bit))
 			continue;
-		struct policy_verdict v = policy_decide_open(image, canon, bit);
+		struct policy_verdict v = decide_cached(img, canon, (size_t)n, bit);
 		if (bit == (action & -action) || v.decision > a.v.decision) {
 			a.v = v;
 			a.action = bit;

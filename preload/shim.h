@@ -4,6 +4,7 @@
 
 #include <spawn.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <sys/socket.h>
 #include <sys/types.h>
@@ -42,15 +43,50 @@ struct shim_action {
 };
 
 /*
- * Resolves real_* pointers and maps the policy image once (idempotent,
- * thread-safe).  Called by the constructor and by any hook that runs first.
+ * Reads the environment and resolves the exec family's real_* pointers once
+ * (idempotent, thread-safe).  Called by the constructor and by any hook that
+ * runs first.  Other real_* pointers are resolved on first use: dlsym(3) of
+ * all ~50 hooks would triple the cost of starting every process.
  */
 void shim_init(void);
+
+/*
+ * dlsym(RTLD_NEXT, name), refusing our own wrapper `self` (which would loop
+ * forever).  NULL when no further definition exists.
+ */
+void *shim_dlnext(const char *name, void *self);
+
+/*
+ * SHIM_MISSING(name): true when real_name cannot be found (the hook then
+ * fails with ENOSYS); resolves it on first use.  Concurrent first uses store
+ * the same pointer.
+ */
+#define SHIM_MISSING(name)                                                                  \
+	(shim_init(), __atomic_load_n(&real_##name, __ATOMIC_ACQUIRE) == NULL &&           \
+			      (__atomic_store_n(&real_##name,                              \
+						(name##_fn)shim_dlnext(#name, (void *)&name), \
+						__ATOMIC_RELEASE),                         \
+			       real_##name == NULL))
+
+/*
+ * Joins the NUL-terminated strings of the NULL-terminated list into out (cap
+ * bytes).  False when they do not fit.  No stdio: the constructor runs in
+ * every process, and snprintf's first call costs more than all the rest.
+ */
+bool shim_join(char *out, size_t cap, ...) __attribute__((sentinel));
+
+/* Nanoseconds the constructor's shim_init() took in this process (exported for `make bench`). */
+SHIM_EXPORT uint64_t airlock_shim_init_ns(void);
+/* Nanoseconds mapping and validating the image took (maps it first if needed). */
+SHIM_EXPORT uint64_t airlock_shim_image_ns(void);
 
 /* Reads AIRLOCK_TRACE and the channel's path under dir ($AIRLOCK_DIR); part of shim_init(). */
 void shim_report_init(const char *dir);
 
-/* The validated image, or NULL when none could be mapped (then every decision is deny). */
+/*
+ * The validated image, mapped on first use, or NULL when none could be mapped
+ * (then every decision is deny).
+ */
 const struct policy_image *shim_image(void);
 
 /*

@@ -1,4 +1,4 @@
-/* fuzz_regex.c — libFuzzer target for policy/regex.c: compile "pattern\0text", then run raw input as a program. */
+/* fuzz_regex.c — libFuzzer target for policy/regex.c: compile and match, validate raw programs. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>

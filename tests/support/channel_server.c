@@ -14,7 +14,7 @@
  * "path" replaces program/argv for open, "host" and "port" for connect.  pid
  * and uid come from SO_PEERCRED.  Each ASK is answered after --delay-ms
  * (default 0) with the first matching rule, else --answer (default deny, as
- * headless airlock does); an "answer" line records what was sent.  A
+ * headless airlock does); an "answer_sent" line records what was sent.  A
  * malformed datagram is logged ("malformed message from pid N: why" on
  * stderr, a "malformed" line in LOGFILE) and dropped; the client stays
  * connected.  SIGTERM or SIGINT: exit 0, removing the socket.
@@ -349,7 +349,7 @@ static void send_answer(struct server *s, const struct pending *p)
 		fprintf(stderr, "channel_server: answer to pid %d: %s\n", (int)p->who.pid, strerror(-r));
 		return;
 	}
-	jb_printf(&s->line, "{\"type\":\"answer\",\"pid\":%d,\"id\":%" PRIu32, (int)p->who.pid, p->id);
+	jb_printf(&s->line, "{\"type\":\"answer_sent\",\"pid\":%d,\"id\":%" PRIu32, (int)p->who.pid, p->id);
 	jb_key_str(&s->line, "decision", policy_decision_name(p->decision));
 	jb_key_str(&s->line, "decided_by", channel_decided_by_name(p->by));
 	jb_printf(&s->line, ",\"rule\":%" PRId32, p->rule);
@@ -363,8 +363,10 @@ static int flush_due(struct server *s)
 	size_t i = 0;
 	while (i < s->npend && s->pend[i].due_ms <= now)
 		send_answer(s, &s->pend[i++]);
-	memmove(s->pend, s->pend + i, (s->npend - i) * sizeof *s->pend);
-	s->npend -= i;
+	if (i > 0) {
+		memmove(s->pend, s->pend + i, (s->npend - i) * sizeof *s->pend);
+		s->npend -= i;
+	}
 	return s->npend ? (int)(s->pend[0].due_ms - now) : -1;
 }
 
@@ -387,11 +389,14 @@ static bool serve_conn(struct server *s, size_t idx)
 	struct conn *c = &s->conns[idx];
 	struct channel_msg m;
 	for (;;) {
-		int r = channel_recv(c->fd, s->buf, sizeof s->buf, &m);
+		struct ucred sender;
+		int r = channel_recv_from(c->fd, s->buf, sizeof s->buf, &m, &sender);
+		/* per message: one shared socket carries a process and its children */
+		struct ucred who = sender.pid > 0 ? sender : c->who;
 		if (r == -EAGAIN || r == -EWOULDBLOCK)
 			return true;
 		if (r == -EBADMSG || r == -EPROTO || r == -EMSGSIZE) {
-			log_malformed(&s->line, &c->who, m.why ? m.why : strerror(-r));
+			log_malformed(&s->line, &who, m.why ? m.why : strerror(-r));
 			continue;
 		}
 		if (r < 0) {
@@ -400,7 +405,7 @@ static bool serve_conn(struct server *s, size_t idx)
 					(int)c->who.pid, strerror(-r));
 			return false;
 		}
-		log_message(&s->line, &c->who, &m);
+		log_message(&s->line, &who, &m);
 		if (m.type == CHANNEL_ASK)
 			queue_answer(s, c, &m);
 	}

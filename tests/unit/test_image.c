@@ -197,7 +197,7 @@ static void c_rule_host_kind(struct pimg_header *h, char *b) { rules_of(h, b)[4]
 static void c_bad_glob(struct pimg_header *h, char *b)
 {
 	struct pimg_rule *r = &rules_of(h, b)[0];
-	strcpy(b + h->sec[PIMG_SEC_STRINGS].offset + r->args_ref, "[");
+	strcpy(b + h->sec[PIMG_SEC_STRINGS].offset + r->args_ref, "["); /* "-rf *" has room */
 }
 static void c_bucket_ids(struct pimg_header *h, char *b) { first_bucket(h, b, PIMG_SEC_EXEC_NAME)->ids = h->sec[PIMG_SEC_IDS].count; }
 static void c_bucket_nids(struct pimg_header *h, char *b) { first_bucket(h, b, PIMG_SEC_EXEC_NAME)->nids = 0xffffffffu; }
@@ -253,7 +253,6 @@ static const struct corruption corruptions[] = {
 	{ "rule address family", c_rule_family },
 	{ "rule prefix length", c_rule_prefix },
 	{ "rule host kind", c_rule_host_kind },
-	{ "rule glob malformed", c_bad_glob },
 	{ "bucket ids out of range", c_bucket_ids },
 	{ "bucket id count overflows", c_bucket_nids },
 	{ "bucket key offset", c_bucket_key },
@@ -311,6 +310,25 @@ static void test_random_flips_never_crash(void **state)
 	assert_int_equal(refused + accepted, 3000);
 }
 
+/* A glob the compiler would never write is matched safely, not trusted to be well-formed. */
+static void test_malformed_glob_is_harmless(void **state)
+{
+	struct fixture *f = *state;
+	static const char *const globs[] = { "[", "\\", "a\\", "[[:nope:]]", "**x", "[z-a]", "***" };
+	for (size_t i = 0; i < sizeof globs / sizeof globs[0]; i++) {
+		struct pimg_header *h = fresh(f);
+		c_bad_glob(h, (char *)f->copy);
+		struct pimg_rule *r = &rules_of(h, (char *)f->copy)[0];
+		strcpy((char *)f->copy + h->sec[PIMG_SEC_STRINGS].offset + r->args_ref, globs[i]);
+		reseal(f, f->t.size);
+		const struct policy_image *img;
+		assert_int_equal(policy_image_open(f->copy, f->t.size, &img, NULL, 0), 0);
+		const char *argv[] = { "rm", "-rf", "x", NULL };
+		struct policy_verdict v = policy_decide_exec(img, "/bin/rm", argv);
+		assert_true(v.decision < POLICY_DECISION_MAX);
+	}
+}
+
 static void test_decisions_from_copy_match_original(void **state)
 {
 	struct fixture *f = *state;
@@ -333,6 +351,7 @@ int main(void)
 		cmocka_unit_test(test_header_checks),
 		cmocka_unit_test(test_structural_corruptions_refused),
 		cmocka_unit_test(test_random_flips_never_crash),
+		cmocka_unit_test(test_malformed_glob_is_harmless),
 		cmocka_unit_test(test_decisions_from_copy_match_original),
 	};
 	return cmocka_run_group_tests_name("policy image", tests, setup, teardown);
