@@ -70,7 +70,8 @@ static enum policy_decision decide_exec(int dirfd, const char *path, char *const
 		argv = no_args;
 	if (!path)
 		return POLICY_ALLOW; /* the real call fails with EFAULT */
-	if (canon_path(dirfd, path, canon_flags, canon, sizeof canon) < 0)
+	bool resolved = canon_path(dirfd, path, canon_flags, canon, sizeof canon) >= 0;
+	if (!resolved)
 		snprintf(canon, sizeof canon, "%s", path);
 	if (path[0] == '/' || dirfd != AT_FDCWD || syscall(SYS_getcwd, cwd, sizeof cwd) < 0 ||
 	    canon_lexical(cwd, path, abs, sizeof abs) < 0)
@@ -80,13 +81,21 @@ static enum policy_decision decide_exec(int dirfd, const char *path, char *const
 		if (i)
 			return decide_exec(AT_FDCWD, argv[i], argv + i, 0);
 	}
+	/*
+	 * A program that does not exist is not started: let the real call fail
+	 * with ENOENT rather than ask a human about each PATH entry a shell tries.
+	 */
+	if (resolved && syscall(SYS_faccessat, AT_FDCWD, canon, F_OK, 0) < 0 &&
+	    (errno == ENOENT || errno == ENOTDIR))
+		return POLICY_ALLOW;
 	struct shim_action a = { .source = SHIM_EXEC, .path = abs,
 				 .argv = (const char *const *)argv };
 	a.v = (struct policy_verdict){ POLICY_DENY, -1 };
 	if (img) {
+		/* as invoked, and as resolved: a symlink must not rename a denied program */
 		a.v = policy_decide_exec(img, abs, (const char *const *)argv);
 		if (strcmp(abs, canon) != 0)
-			a.v = worse(a.v, policy_decide_open(img, canon, POLICY_FILE_EXEC));
+			a.v = worse(a.v, policy_decide_exec(img, canon, (const char *const *)argv));
 	}
 	return shim_resolve(&a);
 }
@@ -358,8 +367,15 @@ static int do_spawn(bool search, pid_t *pid, const char *path, const posix_spawn
 	if (!shim_enter())
 		return real(pid, path, fa, attr, argv, envp);
 	int saved = errno;
-	enum policy_decision d = search ? decide_execp(path, argv)
-					: decide_exec(AT_FDCWD, path, argv, 0);
+	char dir[PATH_BUF], joined[PATH_BUF * 2];
+	const char *p = path;
+	/* after a chdir file action the child runs a relative program from there */
+	if (path && path[0] != '/' && (!search || strchr(path, '/')) &&
+	    shim_spawn_dir(fa, dir, sizeof dir) &&
+	    shim_join(joined, sizeof joined, dir, "/", path, (char *)NULL))
+		p = joined;
+	enum policy_decision d = search && p == path ? decide_execp(path, argv)
+						     : decide_exec(AT_FDCWD, p, argv, 0);
 	char *stack[STACK_ENV];
 	struct env_room room;
 	char *const *env = d == POLICY_ALLOW ? fixed_env(envp, &room, stack, STACK_ENV) : NULL;

@@ -12,20 +12,24 @@
 #define READ POLICY_FILE_READ
 #define WRITE POLICY_FILE_WRITE
 
-/* What open(2) flags do to the file's data (O_PATH: nothing). */
-static unsigned open_action(int flags)
+/* O_TMPFILE holds the O_DIRECTORY bit: only all of its bits mean O_TMPFILE (open(2)). */
+static bool is_tmpfile(int flags)
+{
+	return (flags & __O_TMPFILE) == __O_TMPFILE;
+}
+
+unsigned shim_open_action(int flags)
 {
 	if (flags & O_PATH)
 		return 0;
 	int acc = flags & O_ACCMODE;
 	unsigned a = acc == O_RDONLY ? READ : acc == O_WRONLY ? WRITE : READ | WRITE;
-	if (flags & (O_CREAT | O_TRUNC | O_APPEND | __O_TMPFILE))
+	if ((flags & (O_CREAT | O_TRUNC | O_APPEND)) || is_tmpfile(flags))
 		a |= WRITE;
 	return a;
 }
 
-/* open(2): O_NOFOLLOW, and O_CREAT|O_EXCL, never follow a final symlink. */
-static unsigned open_canon_flags(int flags)
+unsigned shim_open_canon_flags(int flags)
 {
 	bool nofollow = (flags & O_NOFOLLOW) || (flags & (O_CREAT | O_EXCL)) == (O_CREAT | O_EXCL);
 	return nofollow ? CANON_NOFOLLOW : 0;
@@ -48,7 +52,7 @@ static bool denied(int dirfd, const char *path, unsigned actions, unsigned canon
 
 static bool open_denied(int dirfd, const char *path, int flags)
 {
-	return denied(dirfd, path, open_action(flags), open_canon_flags(flags));
+	return denied(dirfd, path, shim_open_action(flags), shim_open_canon_flags(flags));
 }
 
 /* A changed namespace invalidates cached path resolutions; errno kept. */
@@ -64,7 +68,7 @@ static int changed(int r)
 
 static mode_t mode_arg(int flags, va_list ap)
 {
-	return (flags & (O_CREAT | __O_TMPFILE)) ? va_arg(ap, mode_t) : 0;
+	return ((flags & O_CREAT) || is_tmpfile(flags)) ? va_arg(ap, mode_t) : 0;
 }
 
 #define MISSING(name) SHIM_MISSING(name)
@@ -234,6 +238,21 @@ SHIM_EXPORT int truncate(const char *path, off_t length)
 	return denied(AT_FDCWD, path, WRITE, 0) ? -1 : real_truncate(path, length);
 }
 
+SHIM_EXPORT int truncate64(const char *path, off64_t length)
+{
+	if (MISSING(truncate64))
+		NOSYS(-1);
+	return denied(AT_FDCWD, path, WRITE, 0) ? -1 : real_truncate64(path, length);
+}
+
+/* Listing a directory reads it: glibc's opendir(3) opens it past our open hooks. */
+SHIM_EXPORT DIR *opendir(const char *path)
+{
+	if (MISSING(opendir))
+		NOSYS(NULL);
+	return denied(AT_FDCWD, path, READ, 0) ? NULL : real_opendir(path);
+}
+
 SHIM_EXPORT int unlink(const char *path)
 {
 	if (MISSING(unlink))
@@ -291,12 +310,23 @@ SHIM_EXPORT int renameat2(int olddirfd, const char *oldpath, int newdirfd, const
 		       : changed(real_renameat2(olddirfd, oldpath, newdirfd, newpath, flags));
 }
 
-/* A hard link is a second name for the file: writing through it must be decided on the original too. */
+/*
+ * A hard link is a second name for the file, decided later under that name:
+ * so making one needs a write on both names and a read of the original
+ * (`ln .env x; cat x` must not read what `cat .env` may not).
+ */
+static bool link_denied(int olddirfd, const char *oldpath, unsigned oldflags, int newdirfd,
+			const char *newpath)
+{
+	return two_denied(olddirfd, oldpath, oldflags, newdirfd, newpath) ||
+	       denied(olddirfd, oldpath, READ, oldflags);
+}
+
 SHIM_EXPORT int link(const char *oldpath, const char *newpath)
 {
 	if (MISSING(link))
 		NOSYS(-1);
-	return two_denied(AT_FDCWD, oldpath, CANON_NOFOLLOW, AT_FDCWD, newpath)
+	return link_denied(AT_FDCWD, oldpath, CANON_NOFOLLOW, AT_FDCWD, newpath)
 		       ? -1
 		       : changed(real_link(oldpath, newpath));
 }
@@ -309,7 +339,7 @@ SHIM_EXPORT int linkat(int olddirfd, const char *oldpath, int newdirfd, const ch
 	unsigned of = (flags & AT_SYMLINK_FOLLOW) ? 0 : CANON_NOFOLLOW;
 	if (flags & AT_EMPTY_PATH)
 		of |= CANON_EMPTY_PATH;
-	return two_denied(olddirfd, oldpath, of, newdirfd, newpath)
+	return link_denied(olddirfd, oldpath, of, newdirfd, newpath)
 		       ? -1
 		       : changed(real_linkat(olddirfd, oldpath, newdirfd, newpath, flags));
 }

@@ -2,6 +2,7 @@
 #ifndef AIRLOCK_SHIM_H
 #define AIRLOCK_SHIM_H
 
+#include <dirent.h>
 #include <spawn.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -114,6 +115,19 @@ enum policy_decision shim_resolve(struct shim_action *a);
  * resolves the most severe verdict with shim_resolve().
  */
 enum policy_decision shim_file(int dirfd, const char *path, unsigned actions, unsigned canon_flags);
+
+/* The POLICY_FILE_* actions open(2) flags amount to (O_PATH: none). */
+unsigned shim_open_action(int flags);
+
+/* CANON_NOFOLLOW when open(2) flags do not follow a final symlink (O_NOFOLLOW, O_CREAT|O_EXCL). */
+unsigned shim_open_canon_flags(int flags);
+
+/*
+ * The directory a posix_spawn file-actions object makes the child chdir to
+ * (addchdir_np / addfchdir_np), canonical, into out (cap bytes); false when
+ * it has none.  Relative paths in later actions and the program resolve there.
+ */
+bool shim_spawn_dir(const posix_spawn_file_actions_t *fa, char *out, size_t cap);
 
 /* Called after every successful call that changed the file namespace. */
 void shim_namespace_changed(void);

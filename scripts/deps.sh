@@ -5,7 +5,8 @@
 set -eu
 
 PACKAGES="gcc make pkg-config libyaml-dev libseccomp-dev libnl-3-dev libnl-route-3-dev \
-libcmocka-dev bubblewrap clang libclang-rt-14-dev python3 perl git"
+libcmocka-dev bubblewrap clang libclang-rt-14-dev python3 perl git nodejs \
+libpython3.11-testsuite"
 
 missing=""
 for p in $PACKAGES; do
