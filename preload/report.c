@@ -80,6 +80,12 @@ static int event_socket(void)
 	return fd;
 }
 
+void shim_report_warm(void)
+{
+	if (chan_path[0])
+		(void)event_socket();
+}
+
 static void fill(struct channel_msg *m, const struct shim_action *a)
 {
 	static const enum channel_source sources[] = { CHANNEL_SOURCE_EXEC, CHANNEL_SOURCE_OPEN,

@@ -139,6 +139,19 @@ static uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
+/*
+ * Before a fork, map the image and open the event socket in the parent, so
+ * that the children it forks (a shell's, a build's) inherit both instead of
+ * each mapping and connecting its own just before it execs.
+ */
+static void warm_before_fork(void)
+{
+	int saved = errno;
+	if (shim_image())
+		shim_report_warm();
+	errno = saved;
+}
+
 static void init_once_fn(void)
 {
 	int saved = errno;
@@ -147,6 +160,7 @@ static void init_once_fn(void)
 	resolve_exec_family();
 	init_env(session_dir);
 	shim_report_init(session_dir);
+	pthread_atfork(warm_before_fork, NULL, NULL);
 	init_ns = now_ns() - t0;
 	errno = saved;
 }

@@ -76,6 +76,9 @@ void *shim_dlnext(const char *name, void *self);
  */
 bool shim_join(char *out, size_t cap, ...) __attribute__((sentinel));
 
+/* Opens the event socket now if it is not open (before a fork: children inherit it). */
+void shim_report_warm(void);
+
 /* Nanoseconds the constructor's shim_init() took in this process (exported for `make bench`). */
 SHIM_EXPORT uint64_t airlock_shim_init_ns(void);
 /* Nanoseconds mapping and validating the image took (maps it first if needed). */
