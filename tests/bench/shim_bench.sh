@@ -24,19 +24,23 @@ median() { sort -n | awk '{v[NR]=$1} END {print v[int((NR+1)/2)]}'; }
 
 # open()+close() of an allowed workspace file (reads are allowed by the default policy)
 : > "$tmp/open.base"; : > "$tmp/open.shim"
-for _ in 1 2 3 4 5 6 7 8 9 10 11; do
+for _ in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21; do
 	"$loop" open 200000 src/main.c >> "$tmp/open.base"
 	LD_PRELOAD=$shim "$loop" open 200000 src/main.c >> "$tmp/open.shim"
 done
 ob=$(median < "$tmp/open.base"); os=$(median < "$tmp/open.shim")
 
-# 1000 x fork + exec /bin/true + wait
-: > "$tmp/exec.base"; : > "$tmp/exec.shim"
+# 1000 x fork + exec /bin/true + wait; also with an empty preloaded library, the floor any
+# LD_PRELOAD shim starts from on this machine (the loader opening and mapping one more object)
+echo 'void airlock_bench_empty(void) {}' > "$tmp/empty.c"
+cc -shared -fPIC -O2 -o "$tmp/empty.so" "$tmp/empty.c"
+: > "$tmp/exec.base"; : > "$tmp/exec.shim"; : > "$tmp/exec.empty"
 for _ in 1 2 3 4 5; do
 	"$loop" exec 1000 >> "$tmp/exec.base"
 	LD_PRELOAD=$shim "$loop" exec 1000 >> "$tmp/exec.shim"
+	LD_PRELOAD=$tmp/empty.so "$loop" exec 1000 >> "$tmp/exec.empty"
 done
-eb=$(median < "$tmp/exec.base"); es=$(median < "$tmp/exec.shim")
+eb=$(median < "$tmp/exec.base"); es=$(median < "$tmp/exec.shim"); ee=$(median < "$tmp/exec.empty")
 
 # the constructor, and the image mapping of a process's first decision, in 101 fresh processes each
 : > "$tmp/init"; : > "$tmp/image"
@@ -48,13 +52,14 @@ while [ $i -lt 101 ]; do
 done
 in=$(median < "$tmp/init"); im=$(median < "$tmp/image")
 
-awk -v ob="$ob" -v os="$os" -v eb="$eb" -v es="$es" -v init="$in" -v image="$im" 'BEGIN {
+awk -v ob="$ob" -v os="$os" -v eb="$eb" -v es="$es" -v ee="$ee" -v init="$in" -v image="$im" 'BEGIN {
 	printf "bench: shim.open.base %.0f ns\n", ob / 200000
 	printf "bench: shim.open.shim %.0f ns\n", os / 200000
 	printf "bench: shim.open.ratio %.3f x\n", os / ob
 	printf "bench: shim.exec.base %.0f us\n", eb / 1000 / 1000
 	printf "bench: shim.exec.shim %.0f us\n", es / 1000 / 1000
 	printf "bench: shim.exec.ratio %.3f x\n", es / eb
+	printf "bench: shim.exec.empty_preload.ratio %.3f x\n", ee / eb
 	printf "bench: shim.init %.1f us\n", init / 1000
 	printf "bench: shim.init.image %.1f us\n", image / 1000
 }'
