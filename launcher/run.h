@@ -1,0 +1,112 @@
+/* run.h — the parts of `airlock run`: sandbox setup, seccomp filter, audit log, approvals, session. */
+#ifndef AIRLOCK_RUN_H
+#define AIRLOCK_RUN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "policy/policy.h"
+
+/* Where the session directory appears inside the sandbox (AIRLOCK_DIR there). */
+#define RUN_SANDBOX_DIR "/run/airlock"
+/* The shim's file name in the session directory. */
+#define RUN_SHIM_NAME "airlock-preload.so"
+
+/* ---- sandbox.c: the bubblewrap command line, built as typed setup operations ---- */
+
+/* What the sandbox is built from.  Strings are borrowed. */
+struct sandbox_config {
+	const struct policy *policy;    /* sandbox.read / write / network, deny-read rules */
+	const struct policy_image *img; /* decides which existing paths deny-read rules mask */
+	const char *home;               /* absolute */
+	const char *workspace;          /* absolute, canonical: bound read-write */
+	const char *cwd;                /* absolute: the agent starts here (inside the workspace or not) */
+	const char *session_dir;        /* host path, bound read-only at RUN_SANDBOX_DIR */
+	const char *policy_file;        /* host path of the policy file, or NULL (built-in) */
+	bool unprivileged;              /* not root: --unshare-user */
+	int seccomp_fd;                 /* fd for --seccomp (inherited by bwrap), or -1 */
+	char *const *env;               /* NAME=VALUE, NULL-terminated: the agent's whole environment */
+	const char *program;            /* absolute path of the agent's program */
+	char *const *argv;              /* the agent's argv, NULL-terminated (argv[0] as given) */
+};
+
+/* What sandbox_build() found worth telling the user. */
+struct sandbox_report {
+	unsigned masks;        /* paths masked because a deny-read rule or the mandatory list names them */
+	bool masks_capped;     /* the bounded walk stopped early: more may exist */
+	unsigned walked;       /* directory entries examined */
+	bool network_rules_ignored; /* network: none (or proxy, until the proxy lands) with network rules */
+};
+
+/*
+ * Builds the argv for bwrap_path (NULL-terminated, malloc'ed; free with
+ * sandbox_argv_free()).  Returns 0, or -errno with a message in err.
+ */
+int sandbox_build(const struct sandbox_config *cfg, const char *bwrap_path, char ***argv_out,
+		  struct sandbox_report *rep, char *err, size_t errlen);
+
+/* Frees an argv from sandbox_build().  Accepts NULL. */
+void sandbox_argv_free(char **argv);
+
+/* ---- seccomp.c: the seccomp filter, as named syscall groups ---- */
+
+struct seccomp_options {
+	bool process_spawn; /* false: fork, vfork, non-thread clone fail with EPERM, clone3 with ENOSYS */
+};
+
+/*
+ * Builds the filter with libseccomp and returns a file descriptor holding
+ * its BPF program (for bwrap --seccomp FD; not close-on-exec, offset 0), or
+ * -errno with a message in err.
+ */
+int seccomp_filter_fd(const struct seccomp_options *opt, char *err, size_t errlen);
+
+/* The names of the groups the filter refuses, e.g. "ptrace", "mount", NULL-terminated. */
+const char *const *seccomp_group_names(void);
+
+/* ---- audit.c: the audit log (DESIGN.md step 9), JSON Lines ---- */
+
+struct audit_log;
+
+/* One audit event.  NULL / -1 fields are left out of the line. */
+struct audit_event {
+	const char *source;        /* "shim", "proxy", "launcher" */
+	pid_t pid;                 /* 0: none */
+	const char *command;       /* exec: the program */
+	const char *const *args;   /* exec: argv[1..] */
+	size_t nargs;
+	const char *file;          /* open: canonical path */
+	const char *action;        /* open: read / write / exec */
+	const char *network_dst;   /* connect: host:port */
+	const char *decision;      /* allow / deny / ask */
+	const char *decided_by;    /* policy / human / session / default / timeout */
+	const char *rule;          /* "file:line", NULL for the default */
+	const char *reason;
+	long response_time_ms;     /* asks: how long the answer took; -1: none */
+	const char *message;       /* launcher events: what happened */
+	bool truncated;            /* exec: argv was cut to fit the channel */
+};
+
+/*
+ * Opens (appends to) the log at path, or at the default
+ * $XDG_STATE_HOME/airlock/logs/YYYY-MM-DD.jsonl when path is NULL (parent
+ * directories created 0700).  session_id goes into every line.  Returns NULL
+ * with a message in err.
+ */
+struct audit_log *audit_open(const char *path, const char *session_id, char *err, size_t errlen);
+
+/*
+ * Appends one event as one JSON object line (id, timestamp RFC 3339 UTC with
+ * ms, session_id, then the event's fields) and flushes it.  0 or -errno.
+ */
+int audit_write(struct audit_log *log, const struct audit_event *ev);
+
+/* The log's path.  Static for the log's lifetime. */
+const char *audit_path(const struct audit_log *log);
+
+/* Closes the log.  Accepts NULL. */
+void audit_close(struct audit_log *log);
+
+#endif
