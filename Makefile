@@ -27,6 +27,7 @@ endif
 
 YAML_LIBS := $(shell pkg-config --libs yaml-0.1 2>/dev/null || echo -lyaml)
 CMOCKA_LIBS := $(shell pkg-config --libs cmocka 2>/dev/null || echo -lcmocka)
+LAUNCHER_LIBS := $(shell pkg-config --libs libseccomp json-c 2>/dev/null || echo -lseccomp -ljson-c)
 
 # The image half of the policy engine: what the shim links (no libyaml, no allocation).
 IMAGE_SRCS := policy/image.c policy/glob.c policy/regex.c policy/netaddr.c policy/names.c
@@ -83,8 +84,9 @@ $(BUILD)/shim/%.o: %.c
 $(BUILD)/airlock-preload.so: $(SHIM_OBJS)
 	$(CC) -shared -o $@ $^ -Wl,-z,defs -Wl,-z,now $(LDFLAGS_ALL)
 
-$(BUILD)/airlock: $(LAUNCHER_OBJS) $(BUILD)/libairlock-policy.a
-	$(CC) $(LDFLAGS_ALL) -o $@ $(LAUNCHER_OBJS) $(BUILD)/libairlock-policy.a $(YAML_LIBS)
+$(BUILD)/airlock: $(LAUNCHER_OBJS) $(BUILD)/libairlock-policy.a $(BUILD)/libairlock-shimcore.a
+	$(CC) $(LDFLAGS_ALL) -o $@ $(LAUNCHER_OBJS) $(BUILD)/libairlock-shimcore.a \
+		$(BUILD)/libairlock-policy.a $(YAML_LIBS) $(LAUNCHER_LIBS)
 
 $(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libairlock-policy.a $(BUILD)/libairlock-shimcore.a \
 		tests/unit/testutil.h

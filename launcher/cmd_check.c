@@ -1,4 +1,7 @@
 /* cmd_check.c — `airlock check`: decides one exec, open or connect against the policy, or validates it. */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -6,6 +9,7 @@
 #include <string.h>
 
 #include "launcher/launcher.h"
+#include "preload/canon.h"
 
 #define CHECK_SYNOPSIS                                                                              \
 	"usage: airlock check [--policy FILE] [--workspace DIR] exec CMD [ARG...]\n"                \
@@ -350,8 +354,10 @@ static enum policy_action default_kind(unsigned file_action)
 
 static int check_open(const struct policy_source *src, const struct check_args *a)
 {
-	char *path = canon_path(a->words[0], NULL);
-	if (!path) {
+	char path[PATH_MAX];
+	int n = canon_path(AT_FDCWD, a->words[0], 0, path, sizeof path);
+	if (n < 0) {
+		errno = -n;
 		airlock_err("check: cannot make %s canonical: %m", a->words[0]);
 		return AIRLOCK_EXIT_FAILURE;
 	}
@@ -362,7 +368,6 @@ static int check_open(const struct policy_source *src, const struct check_args *
 	putchar(' ');
 	print_escaped(path, false);
 	putchar('\n');
-	free(path);
 	return report(src->img, v, default_kind(a->file_action), name);
 }
 

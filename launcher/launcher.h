@@ -89,19 +89,7 @@ void policy_source_release(struct policy_source *src);
  */
 int policy_source_report(enum policy_source_status status, const struct policy_error *err);
 
-/* ---- canon.c: the inputs a decision needs, canonical ---------------------- */
-
-/*
- * Returns the canonical form of path, as the kernel would resolve it for
- * open(2): absolute (relative paths are taken against cwd, or the current
- * directory when cwd is NULL), "." / ".." / "//" removed, every symlink
- * resolved — including a dangling last one, whose target an O_CREAT open
- * would create.  Components from the first one that does not exist (or
- * cannot be examined) on are appended lexically normalised.
- * Returns a malloc'ed string owned by the caller, or NULL with errno set:
- * ELOOP (more than 40 symlinks), ENOMEM, or getcwd(3)'s errors.
- */
-char *canon_path(const char *path, const char *cwd);
+/* ---- program.c: the program a command name runs ---------------------------- */
 
 /*
  * Returns the program execve(2) would run for cmd, as the shim sees it:
@@ -109,16 +97,9 @@ char *canon_path(const char *path, const char *cwd);
  * lexically normalised (symlinks are not resolved: `python3` must not become
  * `python3.11`); otherwise the first dir/cmd in $PATH (confstr(3) _CS_PATH
  * when PATH is unset) that is an executable regular file, and cmd itself when
- * none is.  Returns a malloc'ed string, or NULL with errno ENOMEM or
- * getcwd(3)'s errors.
+ * none is.  Returns a malloc'ed string, or NULL with errno ENOMEM,
+ * ENAMETOOLONG or getcwd(3)'s errors.
  */
 char *canon_program(const char *cmd);
-
-/*
- * Lexically normalises the absolute path in place: removes "." components,
- * repeated '/', a trailing '/', and ".." with the component before it (".."
- * at the root stays at the root).  The result is never longer than the input.
- */
-void canon_normalise(char *path);
 
 #endif
