@@ -92,7 +92,17 @@ $(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libairlock-policy.a $(BUILD)/libairloc
 		tests/unit/testutil.h
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -Itests/unit -o $@ $< $(BUILD)/libairlock-shimcore.a \
-		$(BUILD)/libairlock-policy.a $(LDFLAGS_ALL) $(YAML_LIBS) $(CMOCKA_LIBS) -lpthread
+		$(BUILD)/libairlock-policy.a $(LDFLAGS_ALL) $(YAML_LIBS) $(CMOCKA_LIBS) \
+		$(UNIT_EXTRA) -lpthread
+
+# Unit tests of launcher parts link those parts and their libraries.
+$(BUILD)/tests/test_seccomp: launcher/seccomp.c
+$(BUILD)/tests/test_seccomp: UNIT_EXTRA := $(LAUNCHER_LIBS)
+$(BUILD)/tests/test_audit: $(BUILD)/launcher/audit.o
+$(BUILD)/tests/test_audit: UNIT_EXTRA := $(BUILD)/launcher/audit.o $(LAUNCHER_LIBS)
+$(BUILD)/tests/test_sandbox: $(BUILD)/launcher/sandbox.o $(BUILD)/launcher/env.o
+$(BUILD)/tests/test_sandbox: UNIT_EXTRA := $(BUILD)/launcher/sandbox.o $(BUILD)/launcher/env.o \
+	$(LAUNCHER_LIBS)
 
 # Test helpers that play other parts (the launcher's channel server, an image compiler).
 $(BUILD)/tests/%: tests/support/%.c $(BUILD)/libairlock-policy.a $(BUILD)/libairlock-shimcore.a
@@ -107,6 +117,7 @@ run-unit: unit-tests
 
 cli-tests: all
 	@tests/cli/run.sh $(BUILD)/airlock
+	@tests/cli/log.sh $(BUILD)/airlock
 
 # The preload shim on real programs (sh, bash, python3, perl, node, coreutils, a fortified C program),
 # then CPython's own os/subprocess/posix/fileio tests with and without it.

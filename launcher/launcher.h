@@ -27,10 +27,17 @@ struct airlock_command {
 	const char *usage;   /* the full text of `airlock NAME --help` */
 };
 
+/* The subcommands: each takes its own argv (argv[0] its name) and returns the exit status. */
+int cmd_run(int argc, char **argv);
 int cmd_init(int argc, char **argv);
 int cmd_check(int argc, char **argv);
+int cmd_doctor(int argc, char **argv);
+int cmd_log(int argc, char **argv);
+extern const char cmd_run_usage[];
 extern const char cmd_init_usage[];
 extern const char cmd_check_usage[];
+extern const char cmd_doctor_usage[];
+extern const char cmd_log_usage[];
 
 /* Prints "airlock: " + the formatted message + a newline to stderr. */
 void airlock_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

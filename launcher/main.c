@@ -17,9 +17,14 @@ static const char version_usage[] = "usage: airlock version\n"
 				    "Prints airlock's version (also: airlock --version).\n";
 
 static const struct airlock_command commands[] = {
+	{ "run", cmd_run, "run an agent in the sandbox, deciding and logging what it does",
+	  cmd_run_usage },
 	{ "init", cmd_init, "write the default policy to .airlock/policy.yaml", cmd_init_usage },
 	{ "check", cmd_check, "decide one action against the policy, or validate a policy",
 	  cmd_check_usage },
+	{ "log", cmd_log, "print the audit log, filtered, or follow it", cmd_log_usage },
+	{ "doctor", cmd_doctor, "report which sandbox layers this machine gives airlock run",
+	  cmd_doctor_usage },
 	{ "help", cmd_help, "show help for airlock or one command", help_usage },
 	{ "version", cmd_version, "print the version", version_usage },
 };

@@ -6,6 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include <time.h>
 
 #include "policy/policy.h"
 
@@ -24,6 +25,8 @@ struct sandbox_config {
 	const char *workspace;          /* absolute, canonical: bound read-write */
 	const char *cwd;                /* absolute: the agent starts here (inside the workspace or not) */
 	const char *session_dir;        /* host path, bound read-only at RUN_SANDBOX_DIR */
+	const char *shim_path;          /* host path of the shim, bound read-only over
+					   RUN_SANDBOX_DIR/RUN_SHIM_NAME (the session dir may be noexec) */
 	const char *policy_file;        /* host path of the policy file, or NULL (built-in) */
 	bool unprivileged;              /* not root: --unshare-user */
 	int seccomp_fd;                 /* fd for --seccomp (inherited by bwrap), or -1 */
@@ -108,5 +111,86 @@ const char *audit_path(const struct audit_log *log);
 
 /* Closes the log.  Accepts NULL. */
 void audit_close(struct audit_log *log);
+
+/*
+ * The default log path for the local day of `when`:
+ * $XDG_STATE_HOME/airlock/logs/YYYY-MM-DD.jsonl (~/.local/state when
+ * XDG_STATE_HOME is unset or relative).  0 or -errno (-ENOENT: no home).
+ */
+int audit_default_path(char *buf, size_t cap, time_t when);
+
+/* ---- approve.c: the channel server, the ask queue and the human's answers ---- */
+
+enum approve_mode {
+	APPROVE_HEADLESS = 0, /* asks answered at once: deny, or allow with default_allow */
+	APPROVE_PROMPT = 1,   /* asks shown on /dev/tty, answered y / n / a / b */
+};
+
+struct approve_options {
+	enum approve_mode mode;
+	bool default_allow;             /* headless: allow asks instead of denying them */
+	unsigned ask_timeout;           /* seconds an ask may wait before it is denied */
+	const struct policy_image *img; /* describes rules for the log and the prompt */
+	struct audit_log *log;          /* borrowed */
+};
+
+struct approvals;
+
+/*
+ * Serves the channel listening on listen_fd (borrowed): accepts shims,
+ * logs their events, queues their asks and answers them per opt.
+ * Returns NULL with a message in err.
+ */
+struct approvals *approve_new(int listen_fd, const struct approve_options *opt, char *err,
+			      size_t errlen);
+
+/* An fd that is readable when approve_dispatch() has work (for poll(2)). */
+int approve_fd(const struct approvals *a);
+
+/* Milliseconds until the oldest ask times out, or -1 when none waits. */
+int approve_timeout_ms(const struct approvals *a);
+
+/* Does all pending work without blocking: new shims, messages, answers, timeouts. */
+void approve_dispatch(struct approvals *a);
+
+/* Answers every waiting ask with deny (the session is ending) and frees everything.  Accepts NULL. */
+void approve_free(struct approvals *a);
+
+/* Counts of decisions logged so far, for the end-of-session summary. */
+struct approve_counts {
+	unsigned long allow, deny, asked;
+};
+void approve_counts(const struct approvals *a, struct approve_counts *out);
+
+/* ---- session.c: the session directory ---- */
+
+/* A session: its id and private directory, which the sandbox sees read-only at RUN_SANDBOX_DIR. */
+struct session {
+	char id[17];      /* 16 lowercase hex digits, random */
+	char *dir;        /* owned; host path, mode 0700 */
+	char *image_path; /* owned; dir/policy.img, 0444 */
+	char *shim_mount; /* owned; dir/airlock-preload.so: an empty file the real shim is bound over */
+	char *channel;    /* owned; dir/channel, the approval socket */
+	int channel_fd;   /* listening socket (non-blocking, close-on-exec), or -1 */
+};
+
+/*
+ * Creates the session directory under $XDG_RUNTIME_DIR/airlock/ (root:
+ * /run/airlock/; neither usable: /tmp/airlock-UID/, which must be ours and
+ * 0700), writes the image (size bytes) as policy.img, makes the shim's mount
+ * point and listens on the channel.  Returns 0, or -errno with a message in
+ * err (everything made so far removed).
+ */
+int session_create(struct session *s, const void *image, size_t size, char *err, size_t errlen);
+
+/* Removes the directory and everything in it, closes the channel.  Accepts an empty session. */
+void session_destroy(struct session *s);
+
+/*
+ * The shim to preload: $AIRLOCK_SHIM, else airlock-preload.so next to the
+ * running airlock binary.  Returns a malloc'ed absolute path, or NULL with a
+ * message in err when it does not exist.
+ */
+char *session_find_shim(char *err, size_t errlen);
 
 #endif

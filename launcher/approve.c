@@ -1,0 +1,490 @@
+/* approve.c — the launcher's channel server: logs shim events, queues asks, answers them (human, session memory, headless rule, timeout). */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "launcher/run.h"
+#include "preload/channel.h"
+
+struct client {
+	int fd;
+	struct ucred peer; /* at connect; messages carry their own sender */
+};
+
+/* An ask waiting for its answer: the datagram is kept, the decoded message points into it. */
+struct pending {
+	int fd;
+	pid_t pid;
+	uint8_t *data; /* owned */
+	struct channel_msg m;
+	long long since_ms;
+	char *key; /* owned: rule + subject, for session memory */
+};
+
+/* An "A" or "B" answer, remembered for the rest of the session. */
+struct memory {
+	char *key; /* owned */
+	enum policy_decision decision;
+};
+
+struct approvals {
+	struct approve_options opt;
+	int listen_fd;
+	int ep; /* epoll over the listening socket, the clients and the tty */
+	int tty; /* /dev/tty in APPROVE_PROMPT mode, else -1 */
+	bool prompted; /* the head of the queue is on the screen */
+	struct client *clients;
+	size_t nclients;
+	struct pending *queue;
+	size_t nqueue;
+	struct memory *mem;
+	size_t nmem;
+	struct approve_counts counts;
+	uint8_t buf[CHANNEL_MAX_MSG];
+};
+
+static long long now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void *xrealloc(void *p, size_t n)
+{
+	void *q = realloc(p, n ? n : 1);
+	if (!q) {
+		fprintf(stderr, "airlock: out of memory\n");
+		abort();
+	}
+	return q;
+}
+
+static int watch(struct approvals *a, int fd)
+{
+	struct epoll_event ev = { .events = EPOLLIN, .data.fd = fd };
+	return epoll_ctl(a->ep, EPOLL_CTL_ADD, fd, &ev);
+}
+
+/* ---- describing a message ------------------------------------------------------ */
+
+/* What the message is about, in one line: "exec git push", "read /x/.env", "connect h:443". */
+static char *subject(const struct channel_msg *m)
+{
+	char *s = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&s, &len);
+	if (!f)
+		return NULL;
+	switch (m->source) {
+	case CHANNEL_SOURCE_EXEC: {
+		struct channel_args it;
+		const char *arg;
+		fprintf(f, "exec %s", m->program);
+		channel_args_begin(m, &it);
+		channel_args_next(&it, NULL); /* argv[0]: the program says it better */
+		while ((arg = channel_args_next(&it, NULL)))
+			fprintf(f, " %s", arg);
+		break;
+	}
+	case CHANNEL_SOURCE_OPEN:
+		fprintf(f, "%s %s", channel_action_name(m->action), m->path);
+		break;
+	default:
+		fprintf(f, "connect %s:%u", m->host, m->port);
+	}
+	fclose(f);
+	return s;
+}
+
+static void rule_text(const struct approvals *a, int32_t rule, char *out, size_t cap,
+		      const char **reason)
+{
+	struct policy_rule_info info;
+	*reason = NULL;
+	if (policy_rule_describe(a->opt.img, rule, &info) != 0) {
+		out[0] = '\0';
+		return;
+	}
+	snprintf(out, cap, "%s:%u", info.file, info.line);
+	*reason = info.reason;
+}
+
+/* ---- the audit log ---------------------------------------------------------------- */
+
+static void log_msg(struct approvals *a, const struct channel_msg *m, pid_t pid,
+		    enum policy_decision d, const char *by, long response_ms)
+{
+	struct audit_event ev = { .source = "shim", .pid = pid, .response_time_ms = response_ms };
+	char rule[1100], dst[300];
+	const char *args[256];
+	size_t nargs = 0;
+	rule_text(a, m->rule, rule, sizeof rule, &ev.reason);
+	ev.rule = rule[0] ? rule : NULL;
+	ev.decision = policy_decision_name(d);
+	ev.decided_by = by;
+	ev.truncated = m->flags & CHANNEL_F_TRUNCATED;
+	switch (m->source) {
+	case CHANNEL_SOURCE_EXEC: {
+		struct channel_args it;
+		const char *arg;
+		channel_args_begin(m, &it);
+		channel_args_next(&it, NULL);
+		while ((arg = channel_args_next(&it, NULL)) && nargs < sizeof args / sizeof args[0])
+			args[nargs++] = arg;
+		ev.truncated |= arg != NULL;
+		ev.command = m->program;
+		ev.args = args;
+		ev.nargs = nargs;
+		break;
+	}
+	case CHANNEL_SOURCE_OPEN:
+		ev.file = m->path;
+		ev.action = channel_action_name(m->action);
+		break;
+	default:
+		snprintf(dst, sizeof dst, strchr(m->host, ':') ? "[%s]:%u" : "%s:%u", m->host, m->port);
+		ev.network_dst = dst;
+	}
+	if (d == POLICY_ALLOW)
+		a->counts.allow++;
+	else
+		a->counts.deny++;
+	if (audit_write(a->opt.log, &ev) < 0)
+		fprintf(stderr, "airlock: cannot write the audit log %s: %s\n", audit_path(a->opt.log),
+			strerror(errno));
+}
+
+/* ---- answering ---------------------------------------------------------------------- */
+
+static void send_answer(int fd, uint32_t id, enum policy_decision d, enum channel_decided_by by,
+			int32_t rule)
+{
+	uint8_t out[64];
+	int n = channel_encode_answer(out, sizeof out, id, d, by, rule);
+	if (n > 0)
+		(void)channel_send_buf(fd, out, (size_t)n);
+}
+
+static const char *by_name(enum channel_decided_by by)
+{
+	static const char *const names[] = { "policy", "human", "session", "default", "timeout" };
+	return by < sizeof names / sizeof names[0] ? names[by] : "default";
+}
+
+/* Answers queue entry i and removes it. */
+static void resolve(struct approvals *a, size_t i, enum policy_decision d, enum channel_decided_by by)
+{
+	struct pending *p = &a->queue[i];
+	send_answer(p->fd, p->m.id, d, by, p->m.rule);
+	log_msg(a, &p->m, p->pid, d, by_name(by), (long)(now_ms() - p->since_ms));
+	free(p->data);
+	free(p->key);
+	memmove(p, p + 1, (a->nqueue - i - 1) * sizeof *p);
+	a->nqueue--;
+	if (i == 0)
+		a->prompted = false;
+}
+
+static const struct memory *recall(const struct approvals *a, const char *key)
+{
+	for (size_t i = 0; key && i < a->nmem; i++)
+		if (strcmp(a->mem[i].key, key) == 0)
+			return &a->mem[i];
+	return NULL;
+}
+
+static void remember(struct approvals *a, const char *key, enum policy_decision d)
+{
+	if (!key || recall(a, key))
+		return;
+	a->mem = xrealloc(a->mem, (a->nmem + 1) * sizeof *a->mem);
+	a->mem[a->nmem].key = strdup(key);
+	a->mem[a->nmem].decision = d;
+	if (a->mem[a->nmem].key)
+		a->nmem++;
+}
+
+/* ---- the prompt ---------------------------------------------------------------------- */
+
+static void comm_of(pid_t pid, char *out, size_t cap)
+{
+	char path[64];
+	snprintf(path, sizeof path, "/proc/%d/comm", (int)pid);
+	FILE *f = fopen(path, "re");
+	out[0] = '\0';
+	if (f) {
+		if (fgets(out, (int)cap, f))
+			out[strcspn(out, "\n")] = '\0';
+		fclose(f);
+	}
+}
+
+static void show_prompt(struct approvals *a)
+{
+	if (a->tty < 0 || a->prompted || a->nqueue == 0)
+		return;
+	const struct pending *p = &a->queue[0];
+	char who[64], rule[1100];
+	const char *reason;
+	char *what = subject(&p->m);
+	comm_of(p->pid, who, sizeof who);
+	rule_text(a, p->m.rule, rule, sizeof rule, &reason);
+	dprintf(a->tty, "\r\nairlock: pid %d (%s) asks to %s\r\n", (int)p->pid, who[0] ? who : "?",
+		what ? what : "?");
+	dprintf(a->tty, "  rule: %s%s%s\r\n", rule[0] ? rule : "the policy's default",
+		reason ? " - " : "", reason ? reason : "");
+	if (a->nqueue > 1)
+		dprintf(a->tty, "  (%zu more waiting)\r\n", a->nqueue - 1);
+	dprintf(a->tty, "  [y] allow  [n] deny  [a] allow for this session  [b] deny for this session > ");
+	free(what);
+	a->prompted = true;
+}
+
+/* Applies a remembered answer to every waiting ask with the same key. */
+static void apply_memory(struct approvals *a)
+{
+	for (size_t i = 0; i < a->nqueue;) {
+		const struct memory *mem = recall(a, a->queue[i].key);
+		if (mem)
+			resolve(a, i, mem->decision, CHANNEL_BY_SESSION);
+		else
+			i++;
+	}
+}
+
+static void read_tty(struct approvals *a)
+{
+	char buf[64];
+	ssize_t n = read(a->tty, buf, sizeof buf);
+	for (ssize_t i = 0; i < n && a->nqueue; i++) {
+		char c = buf[i] | 0x20; /* either case */
+		if (c != 'y' && c != 'n' && c != 'a' && c != 'b')
+			continue;
+		enum policy_decision d = (c == 'y' || c == 'a') ? POLICY_ALLOW : POLICY_DENY;
+		if (c == 'a' || c == 'b')
+			remember(a, a->queue[0].key, d);
+		dprintf(a->tty, "%s\r\n", d == POLICY_ALLOW ? "allowed" : "denied");
+		resolve(a, 0, d, CHANNEL_BY_HUMAN);
+		apply_memory(a);
+		break;
+	}
+	show_prompt(a);
+}
+
+/* ---- messages ------------------------------------------------------------------------- */
+
+static char *memory_key(const struct channel_msg *m)
+{
+	char *what = subject(m), *key = NULL;
+	if (what && asprintf(&key, "%d\x1f%s", (int)m->rule, what) < 0)
+		key = NULL;
+	free(what);
+	return key;
+}
+
+static void queue_ask(struct approvals *a, const struct client *c, pid_t pid, size_t len)
+{
+	struct pending p = { .fd = c->fd, .pid = pid, .since_ms = now_ms() };
+	p.data = malloc(len);
+	if (!p.data || channel_decode(memcpy(p.data, a->buf, len), len, &p.m) < 0) {
+		free(p.data);
+		return;
+	}
+	p.key = memory_key(&p.m);
+	a->counts.asked++;
+	a->queue = xrealloc(a->queue, (a->nqueue + 1) * sizeof *a->queue);
+	a->queue[a->nqueue++] = p;
+	size_t i = a->nqueue - 1;
+	const struct memory *mem = recall(a, p.key);
+	if (mem)
+		resolve(a, i, mem->decision, CHANNEL_BY_SESSION);
+	else if (a->opt.mode == APPROVE_HEADLESS || a->tty < 0)
+		resolve(a, i, a->opt.default_allow ? POLICY_ALLOW : POLICY_DENY, CHANNEL_BY_DEFAULT);
+	else
+		show_prompt(a);
+}
+
+static void drop_client(struct approvals *a, size_t idx)
+{
+	int fd = a->clients[idx].fd;
+	/* its asks can no longer be answered: forget them, unlogged ones included */
+	for (size_t i = 0; i < a->nqueue;) {
+		if (a->queue[i].fd == fd) {
+			free(a->queue[i].data);
+			free(a->queue[i].key);
+			memmove(&a->queue[i], &a->queue[i + 1], (a->nqueue - i - 1) * sizeof *a->queue);
+			a->nqueue--;
+			if (i == 0)
+				a->prompted = false;
+		} else {
+			i++;
+		}
+	}
+	epoll_ctl(a->ep, EPOLL_CTL_DEL, fd, NULL);
+	close(fd);
+	a->clients[idx] = a->clients[--a->nclients];
+	show_prompt(a);
+}
+
+static void malformed(const struct approvals *a, pid_t pid, const char *why)
+{
+	struct audit_event ev = { .source = "launcher", .pid = pid, .decision = "deny",
+				  .response_time_ms = -1 };
+	char msg[256];
+	snprintf(msg, sizeof msg, "malformed message on the approval socket dropped: %s", why);
+	ev.message = msg;
+	fprintf(stderr, "airlock: %s (pid %d)\n", msg, (int)pid);
+	(void)audit_write(a->opt.log, &ev);
+}
+
+/* Reads every queued datagram of client idx; false when it went away. */
+static bool serve_client(struct approvals *a, size_t idx)
+{
+	for (;;) {
+		struct client *c = &a->clients[idx];
+		struct channel_msg m;
+		struct ucred sender;
+		int r = channel_recv_from(c->fd, a->buf, sizeof a->buf, &m, &sender);
+		pid_t pid = sender.pid > 0 ? sender.pid : c->peer.pid;
+		if (r == -EAGAIN || r == -EWOULDBLOCK)
+			return true;
+		if (r == -EBADMSG || r == -EPROTO || r == -EMSGSIZE) {
+			malformed(a, pid, m.why ? m.why : strerror(-r));
+			continue;
+		}
+		if (r < 0)
+			return false;
+		if (m.type == CHANNEL_EVENT) {
+			log_msg(a, &m, pid, m.decision, m.rule < 0 ? "default" : "policy", -1);
+		} else if (m.type == CHANNEL_ASK) {
+			queue_ask(a, c, pid, (size_t)r);
+		} else if (m.type != CHANNEL_HELLO) {
+			malformed(a, pid, "a shim may send only events, asks and hellos");
+		}
+	}
+}
+
+static void accept_all(struct approvals *a)
+{
+	for (;;) {
+		int fd = channel_accept(a->listen_fd);
+		if (fd < 0)
+			return;
+		struct client c = { .fd = fd };
+		if (channel_peer(fd, &c.peer) < 0 || watch(a, fd) < 0) {
+			close(fd);
+			continue;
+		}
+		a->clients = xrealloc(a->clients, (a->nclients + 1) * sizeof *a->clients);
+		a->clients[a->nclients++] = c;
+	}
+}
+
+/* ---- the public part --------------------------------------------------------------------- */
+
+struct approvals *approve_new(int listen_fd, const struct approve_options *opt, char *err,
+			      size_t errlen)
+{
+	struct approvals *a = calloc(1, sizeof *a);
+	if (!a) {
+		snprintf(err, errlen, "out of memory");
+		return NULL;
+	}
+	a->opt = *opt;
+	a->listen_fd = listen_fd;
+	a->tty = -1;
+	a->ep = epoll_create1(EPOLL_CLOEXEC);
+	if (a->ep < 0 || watch(a, listen_fd) < 0) {
+		snprintf(err, errlen, "cannot watch the approval socket: %s", strerror(errno));
+		approve_free(a);
+		return NULL;
+	}
+	if (opt->mode == APPROVE_PROMPT) {
+		a->tty = open("/dev/tty", O_RDWR | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+		if (a->tty >= 0 && watch(a, a->tty) < 0) {
+			close(a->tty);
+			a->tty = -1;
+		}
+	}
+	return a;
+}
+
+int approve_fd(const struct approvals *a)
+{
+	return a->ep;
+}
+
+int approve_timeout_ms(const struct approvals *a)
+{
+	if (a->nqueue == 0)
+		return -1;
+	long long left = a->queue[0].since_ms + (long long)a->opt.ask_timeout * 1000 - now_ms();
+	return left < 0 ? 0 : left > 86400000 ? 86400000 : (int)left;
+}
+
+static void expire(struct approvals *a)
+{
+	long long limit = now_ms() - (long long)a->opt.ask_timeout * 1000;
+	bool any = false;
+	while (a->nqueue && a->queue[0].since_ms <= limit) {
+		resolve(a, 0, POLICY_DENY, CHANNEL_BY_TIMEOUT);
+		any = true;
+	}
+	if (any && a->tty >= 0)
+		dprintf(a->tty, "\r\nairlock: no answer within %u s: denied\r\n", a->opt.ask_timeout);
+	show_prompt(a);
+}
+
+void approve_dispatch(struct approvals *a)
+{
+	struct epoll_event evs[64];
+	int n = epoll_wait(a->ep, evs, 64, 0);
+	for (int i = 0; i < n; i++) {
+		int fd = evs[i].data.fd;
+		if (fd == a->listen_fd) {
+			accept_all(a);
+		} else if (fd == a->tty) {
+			read_tty(a);
+		} else {
+			for (size_t k = 0; k < a->nclients; k++)
+				if (a->clients[k].fd == fd) {
+					if (!serve_client(a, k))
+						drop_client(a, k);
+					break;
+				}
+		}
+	}
+	expire(a);
+}
+
+void approve_counts(const struct approvals *a, struct approve_counts *out)
+{
+	*out = a->counts;
+}
+
+void approve_free(struct approvals *a)
+{
+	if (!a)
+		return;
+	while (a->nqueue)
+		resolve(a, 0, POLICY_DENY, CHANNEL_BY_DEFAULT);
+	for (size_t i = 0; i < a->nclients; i++)
+		close(a->clients[i].fd);
+	for (size_t i = 0; i < a->nmem; i++)
+		free(a->mem[i].key);
+	if (a->tty >= 0)
+		close(a->tty);
+	if (a->ep >= 0)
+		close(a->ep);
+	free(a->clients);
+	free(a->queue);
+	free(a->mem);
+	free(a);
+}

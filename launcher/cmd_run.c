@@ -1,0 +1,625 @@
+/* cmd_run.c — `airlock run`: the agent under bubblewrap, seccomp and the shim, with approvals and the audit log. */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/signalfd.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "launcher/env.h"
+#include "launcher/launcher.h"
+#include "launcher/run.h"
+
+/* Exit statuses of `run` itself; otherwise the agent's (DESIGN.md step 10). */
+enum {
+	RUN_EXIT_TIMEOUT = 124,
+	RUN_EXIT_FAILED = 125,
+	RUN_EXIT_NOT_EXECUTABLE = 126,
+	RUN_EXIT_NOT_FOUND = 127,
+};
+
+#define RUN_SYNOPSIS "usage: airlock run [OPTIONS] [--] PROGRAM [ARG...]\n"
+
+const char cmd_run_usage[] =
+	RUN_SYNOPSIS
+	"\n"
+	"Runs PROGRAM (an agent) inside the kernel sandbox (bubblewrap: mount, pid, ipc,\n"
+	"uts and, unprivileged, user namespaces; no network; a seccomp filter) with the\n"
+	"airlock shim deciding each program it starts, file it opens and connection it\n"
+	"makes against the policy.  Asks wait for you on the terminal (y / n / a = allow\n"
+	"for the session / b = deny for the session); every decision is written to the\n"
+	"audit log.\n"
+	"\n"
+	"Options:\n"
+	"  --policy FILE      the policy (default: ./.airlock/policy.yaml, then\n"
+	"                     $XDG_CONFIG_HOME/airlock/policy.yaml, then the built-in one)\n"
+	"  --workspace DIR    the directory the agent may write (default: the current one)\n"
+	"  --headless         the agent keeps the terminal; asks are denied at once\n"
+	"  --default-allow    with --headless: asks are allowed instead\n"
+	"  --env NAME=VALUE   set a variable for the agent (repeatable)\n"
+	"  --env NAME         pass the caller's NAME through (repeatable)\n"
+	"  --log FILE         append the audit log to FILE (default:\n"
+	"                     $XDG_STATE_HOME/airlock/logs/YYYY-MM-DD.jsonl)\n"
+	"  --trace            also log allowed file reads and writes\n"
+	"  --bwrap PATH       the bubblewrap binary (default: bwrap on PATH)\n"
+	"  --no-sandbox       no kernel sandbox: the shim and the log only (says so in the log)\n"
+	"  -h, --help         this help\n"
+	"\n"
+	"Only the policy's sandbox.env_passthrough variables (HOME, USER, LOGNAME, TERM,\n"
+	"LANG, LC_*, TZ, COLORTERM, PATH by default), its sandbox.env and --env reach the\n"
+	"agent: API keys in your environment do not, unless you pass them with --env.\n"
+	"\n"
+	"Exit status: the agent's; 128+N when it died of signal N; 124 when limits\n"
+	"session_timeout or exec_timeout ended it; 125 when airlock could not start it\n"
+	"(a layer it needs is missing: the message says how to fix it); 126 when PROGRAM\n"
+	"is not executable or a deny rule names it; 127 when it is not found; 2 for a\n"
+	"malformed policy or command line.\n";
+
+struct run_opts {
+	const char *policy, *workspace, *bwrap, *log;
+	bool headless, default_allow, no_sandbox, trace;
+	char **env; /* owned array of borrowed strings, NULL-terminated */
+	size_t nenv;
+	char **cmd; /* PROGRAM ARG..., borrowed from argv */
+};
+
+/* Everything a running session holds, released by run_release(). */
+struct run {
+	struct run_opts o;
+	struct policy_source src;
+	struct session session;
+	struct audit_log *log;
+	struct approvals *approvals;
+	char *program; /* owned */
+	char *shim;    /* owned */
+	char *bwrap;   /* owned */
+	char **agent_env;
+	char **bwrap_argv;
+	int seccomp_fd;
+	int sigfd;
+	pid_t child;
+	pid_t agent; /* the agent's pid seen from here (inside bwrap's pid namespace), 0 until known */
+	int info_fd; /* read end of bwrap --info-fd, -1 when done */
+	char info[512];
+	size_t info_len;
+};
+
+enum { OPT_POLICY = 256, OPT_WORKSPACE, OPT_HEADLESS, OPT_DEFAULT_ALLOW, OPT_NO_SANDBOX,
+       OPT_BWRAP, OPT_LOG, OPT_TRACE, OPT_ENV };
+
+static const struct option long_opts[] = {
+	{ "policy", required_argument, NULL, OPT_POLICY },
+	{ "workspace", required_argument, NULL, OPT_WORKSPACE },
+	{ "headless", no_argument, NULL, OPT_HEADLESS },
+	{ "default-allow", no_argument, NULL, OPT_DEFAULT_ALLOW },
+	{ "no-sandbox", no_argument, NULL, OPT_NO_SANDBOX },
+	{ "bwrap", required_argument, NULL, OPT_BWRAP },
+	{ "log", required_argument, NULL, OPT_LOG },
+	{ "trace", no_argument, NULL, OPT_TRACE },
+	{ "env", required_argument, NULL, OPT_ENV },
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 },
+};
+
+static int usage_error(const char *fmt, const char *arg)
+{
+	fprintf(stderr, "airlock: run: ");
+	fprintf(stderr, fmt, arg);
+	fprintf(stderr, "\n" RUN_SYNOPSIS "See 'airlock run --help'.\n");
+	return AIRLOCK_EXIT_USAGE;
+}
+
+/* Returns -1 when parsing succeeded, else the exit status. */
+static int parse(int argc, char **argv, struct run_opts *o)
+{
+	int c;
+	o->env = calloc((size_t)argc + 1, sizeof *o->env);
+	if (!o->env)
+		return RUN_EXIT_FAILED;
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "+h", long_opts, NULL)) != -1) {
+		switch (c) {
+		case OPT_POLICY: o->policy = optarg; break;
+		case OPT_WORKSPACE: o->workspace = optarg; break;
+		case OPT_HEADLESS: o->headless = true; break;
+		case OPT_DEFAULT_ALLOW: o->default_allow = true; break;
+		case OPT_NO_SANDBOX: o->no_sandbox = true; break;
+		case OPT_BWRAP: o->bwrap = optarg; break;
+		case OPT_LOG: o->log = optarg; break;
+		case OPT_TRACE: o->trace = true; break;
+		case OPT_ENV: o->env[o->nenv++] = optarg; break;
+		case 'h':
+			fputs(cmd_run_usage, stdout);
+			return AIRLOCK_EXIT_OK;
+		default:
+			return usage_error("unknown or incomplete option '%s'", argv[optind - 1]);
+		}
+	}
+	if (optind >= argc)
+		return usage_error("%s", "no program to run");
+	if (o->default_allow && !o->headless)
+		return usage_error("%s", "--default-allow applies to --headless only");
+	o->cmd = argv + optind;
+	return -1;
+}
+
+/* ---- the audit log's launcher events ------------------------------------------------ */
+
+static void launcher_event(struct run *r, const char *decision, const char *msg)
+{
+	struct audit_event ev = { .source = "launcher", .pid = getpid(), .decision = decision,
+				  .response_time_ms = -1, .message = msg };
+	if (r->log)
+		(void)audit_write(r->log, &ev);
+}
+
+static void log_start(struct run *r, const struct sandbox_report *rep)
+{
+	char *msg = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&msg, &len);
+	if (!f)
+		return;
+	fprintf(f, "session started: %s; policy %s; workspace %s; ", r->program, r->src.name,
+		r->src.workspace);
+	if (r->o.no_sandbox) {
+		fprintf(f, "NO kernel sandbox (--no-sandbox): the shim and this log only");
+	} else {
+		fprintf(f, "bubblewrap sandbox, no network, %u path(s) masked%s; seccomp refuses",
+			rep->masks, rep->masks_capped ? " (walk capped)" : "");
+		for (const char *const *g = seccomp_group_names(); *g; g++)
+			fprintf(f, " %s", *g);
+		if (!r->src.policy->sandbox.process_spawn)
+			fprintf(f, " process_spawn");
+	}
+	fclose(f);
+	launcher_event(r, r->o.no_sandbox ? "allow" : "allow", msg);
+	free(msg);
+}
+
+/* ---- preparing --------------------------------------------------------------------- */
+
+/* The first exec is the user's own command: only a deny rule refuses it. */
+static int check_program(struct run *r)
+{
+	struct stat st;
+	if (!strchr(r->program, '/')) {
+		airlock_err("run: %s: command not found", r->o.cmd[0]);
+		return RUN_EXIT_NOT_FOUND;
+	}
+	if (stat(r->program, &st) != 0) {
+		airlock_err("run: %s: %s", r->program, strerror(errno));
+		return errno == ENOENT ? RUN_EXIT_NOT_FOUND : RUN_EXIT_NOT_EXECUTABLE;
+	}
+	if (!S_ISREG(st.st_mode) || access(r->program, X_OK) != 0) {
+		airlock_err("run: %s: not an executable file", r->program);
+		return RUN_EXIT_NOT_EXECUTABLE;
+	}
+	struct policy_verdict v =
+		policy_decide_exec(r->src.img, r->program, (const char *const *)r->o.cmd);
+	struct policy_rule_info info;
+	if (v.decision == POLICY_DENY && policy_rule_describe(r->src.img, v.rule, &info) == 0) {
+		airlock_err("run: %s is denied by %s:%u%s%s", r->program, info.file, info.line,
+			    info.reason ? ": " : "", info.reason ? info.reason : "");
+		return RUN_EXIT_NOT_EXECUTABLE;
+	}
+	return -1;
+}
+
+static int find_bwrap(struct run *r)
+{
+	r->bwrap = r->o.bwrap ? strdup(r->o.bwrap) : canon_program("bwrap");
+	if (!r->bwrap || !strchr(r->bwrap, '/') || access(r->bwrap, X_OK) != 0) {
+		airlock_err("run: bubblewrap (bwrap) not found%s%s: install it (apt-get install "
+			    "bubblewrap), name it with --bwrap PATH, or run with --no-sandbox to "
+			    "give up the kernel sandbox",
+			    r->o.bwrap ? " at " : "", r->o.bwrap ? r->o.bwrap : "");
+		return RUN_EXIT_FAILED;
+	}
+	return -1;
+}
+
+/* The agent's environment; with --trace the shim reports allowed file events too. */
+static int build_env(struct run *r)
+{
+	char err[512];
+	if (r->o.trace)
+		r->o.env[r->o.nenv++] = "AIRLOCK_TRACE=1";
+	extern char **environ;
+	r->agent_env = env_build(r->src.policy, environ, r->o.env, r->session.id, err, sizeof err);
+	if (!r->agent_env) {
+		airlock_err("run: %s", err);
+		return AIRLOCK_EXIT_USAGE;
+	}
+	if (!r->o.no_sandbox)
+		return -1;
+	/* no sandbox: the shim and the session are where the host has them */
+	for (char **e = r->agent_env; *e; e++) {
+		char *repl = NULL;
+		if (strncmp(*e, "LD_PRELOAD=", 11) == 0 && asprintf(&repl, "LD_PRELOAD=%s", r->shim) < 0)
+			repl = NULL;
+		else if (strncmp(*e, "AIRLOCK_DIR=", 12) == 0 &&
+			 asprintf(&repl, "AIRLOCK_DIR=%s", r->session.dir) < 0)
+			repl = NULL;
+		if (repl) {
+			free(*e);
+			*e = repl;
+		}
+	}
+	return -1;
+}
+
+static int build_sandbox(struct run *r, struct sandbox_report *rep)
+{
+	char err[512], cwd[PATH_MAX];
+	struct seccomp_options so = { .process_spawn = r->src.policy->sandbox.process_spawn };
+	memset(rep, 0, sizeof *rep);
+	if (r->o.no_sandbox)
+		return -1;
+	r->seccomp_fd = seccomp_filter_fd(&so, err, sizeof err);
+	if (r->seccomp_fd < 0) {
+		airlock_err("run: cannot build the seccomp filter: %s (see airlock doctor; "
+			    "--no-sandbox runs without it)", err);
+		return RUN_EXIT_FAILED;
+	}
+	if (!getcwd(cwd, sizeof cwd)) {
+		airlock_err("run: cannot read the current directory: %s", strerror(errno));
+		return RUN_EXIT_FAILED;
+	}
+	struct sandbox_config cfg = {
+		.policy = r->src.policy,
+		.img = r->src.img,
+		.home = r->src.home,
+		.workspace = r->src.workspace,
+		.cwd = cwd,
+		.session_dir = r->session.dir,
+		.shim_path = r->shim,
+		.policy_file = strcmp(r->src.name, "<default>") ? r->src.name : NULL,
+		.unprivileged = geteuid() != 0,
+		.seccomp_fd = r->seccomp_fd,
+		.env = r->agent_env,
+		.program = r->program,
+		.argv = r->o.cmd,
+	};
+	if (sandbox_build(&cfg, r->bwrap, &r->bwrap_argv, rep, err, sizeof err) < 0) {
+		airlock_err("run: cannot set up the sandbox: %s", err);
+		return RUN_EXIT_FAILED;
+	}
+	if (rep->masks_capped)
+		airlock_err("run: warning: stopped looking for secrets to mask after %u entries; "
+			    "deny rules still apply through the shim",
+			    rep->walked);
+	if (rep->network_rules_ignored)
+		airlock_err("run: warning: the policy's network rules cannot apply yet: the sandbox "
+			    "has no network at all (fail closed)");
+	return -1;
+}
+
+/* ---- running ------------------------------------------------------------------------ */
+
+static int block_signals(struct run *r, sigset_t *old)
+{
+	sigset_t set;
+	sigemptyset(&set);
+	int sigs[] = { SIGCHLD, SIGINT, SIGTERM, SIGHUP, SIGQUIT };
+	for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++)
+		sigaddset(&set, sigs[i]);
+	if (sigprocmask(SIG_BLOCK, &set, old) != 0)
+		return -errno;
+	r->sigfd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
+	return r->sigfd < 0 ? -errno : 0;
+}
+
+/*
+ * bwrap's options go through `--args FD` (NUL-separated, from a memfd): its
+ * command line, which every user can read in /proc, then shows no --setenv
+ * value (an API key passed with --env).  The agent's own command follows
+ * "--" on the real command line, as bwrap requires.  *rest receives the
+ * index of "--" in argv.
+ */
+static int args_fd(char **argv, int info_fd, size_t *rest)
+{
+	int fd = memfd_create("airlock-bwrap-args", 0);
+	if (fd < 0)
+		return -errno;
+	FILE *f = fdopen(dup(fd), "w");
+	if (!f) {
+		close(fd);
+		return -ENOMEM;
+	}
+	fprintf(f, "--info-fd%c%d%c", 0, info_fd, 0);
+	size_t i = 1;
+	for (; argv[i] && strcmp(argv[i], "--") != 0; i++)
+		fprintf(f, "%s%c", argv[i], 0);
+	*rest = i;
+	if (fclose(f) != 0 || lseek(fd, 0, SEEK_SET) != 0) {
+		close(fd);
+		return -EIO;
+	}
+	return fd;
+}
+
+static int spawn(struct run *r, const sigset_t *old)
+{
+	int info[2] = { -1, -1 }, afd = -1;
+	size_t rest = 0, n = 0;
+	static char *empty_env[] = { NULL };
+	if (!r->o.no_sandbox) {
+		/* the write end stays open in bwrap (no close-on-exec) for its --info-fd */
+		if (pipe2(info, 0) != 0)
+			return -errno;
+		fcntl(info[0], F_SETFD, FD_CLOEXEC);
+		afd = args_fd(r->bwrap_argv, info[1], &rest);
+		while (r->bwrap_argv[n])
+			n++;
+		if (afd < 0)
+			return afd;
+	}
+	r->child = fork();
+	if (r->child < 0)
+		return -errno;
+	if (r->child == 0) {
+		sigprocmask(SIG_SETMASK, old, NULL);
+		if (r->o.no_sandbox) {
+			execve(r->program, r->o.cmd, r->agent_env);
+			_exit(errno == ENOENT ? RUN_EXIT_NOT_FOUND : RUN_EXIT_NOT_EXECUTABLE);
+		}
+		char fdnum[16];
+		snprintf(fdnum, sizeof fdnum, "%d", afd);
+		char **argv = calloc(n - rest + 4, sizeof *argv);
+		if (!argv)
+			_exit(RUN_EXIT_FAILED);
+		argv[0] = r->bwrap_argv[0];
+		argv[1] = "--args";
+		argv[2] = fdnum;
+		memcpy(argv + 3, r->bwrap_argv + rest, (n - rest) * sizeof *argv);
+		execve(r->bwrap, argv, empty_env);
+		fprintf(stderr, "airlock: run: cannot start %s: %s\n", r->bwrap, strerror(errno));
+		_exit(RUN_EXIT_FAILED);
+	}
+	if (!r->o.no_sandbox) {
+		close(info[1]);
+		close(afd);
+		r->info_fd = info[0];
+		fcntl(r->info_fd, F_SETFL, O_NONBLOCK);
+	} else {
+		r->agent = r->child;
+	}
+	return 0;
+}
+
+/* Reads bwrap's info JSON; once complete, finds the agent: the only child of the sandbox's init. */
+static void read_info(struct run *r)
+{
+	ssize_t n = read(r->info_fd, r->info + r->info_len, sizeof r->info - 1 - r->info_len);
+	if (n > 0) {
+		r->info_len += (size_t)n;
+		return;
+	}
+	if (n < 0 && (errno == EAGAIN || errno == EINTR))
+		return;
+	close(r->info_fd);
+	r->info_fd = -1;
+	r->info[r->info_len] = '\0';
+	const char *p = strstr(r->info, "\"child-pid\"");
+	long init = p ? strtol(p + strcspn(p, "0123456789"), NULL, 10) : 0;
+	char path[64], buf[64];
+	snprintf(path, sizeof path, "/proc/%ld/task/%ld/children", init, init);
+	FILE *f = init > 0 ? fopen(path, "re") : NULL;
+	if (f && fgets(buf, sizeof buf, f))
+		r->agent = (pid_t)strtol(buf, NULL, 10);
+	if (f)
+		fclose(f);
+	if (r->agent <= 0)
+		r->agent = (pid_t)init; /* bwrap without a pid namespace init */
+}
+
+/* SIGINT / SIGTERM / SIGHUP / SIGQUIT go to the agent's process group, as a shell's would. */
+static void forward(struct run *r, int sig)
+{
+	if (r->agent > 0) {
+		kill(-r->agent, sig);
+		kill(r->agent, sig);
+	} else if (r->child > 0) {
+		kill(r->child, sig);
+	}
+}
+
+static int status_of(int st)
+{
+	if (WIFEXITED(st))
+		return WEXITSTATUS(st);
+	if (WIFSIGNALED(st))
+		return 128 + WTERMSIG(st);
+	return RUN_EXIT_FAILED;
+}
+
+/* The session's time limit in milliseconds from now-at-start, or -1 (limits: session_timeout, exec_timeout). */
+static long long time_limit_ms(const struct policy *p)
+{
+	long long best = -1;
+	if (p->limits.set & POLICY_LIMIT_SESSION_TIMEOUT)
+		best = (long long)p->limits.session_timeout * 1000;
+	if ((p->limits.set & POLICY_LIMIT_EXEC_TIMEOUT) &&
+	    (best < 0 || (long long)p->limits.exec_timeout * 1000 < best))
+		best = (long long)p->limits.exec_timeout * 1000;
+	return best;
+}
+
+static long long mono_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static int serve(struct run *r)
+{
+	long long limit = time_limit_ms(r->src.policy), start = mono_ms(), kill_at = -1;
+	bool timed_out = false;
+	int status = -1;
+	while (status < 0) {
+		struct pollfd fds[3] = { { approve_fd(r->approvals), POLLIN, 0 },
+					 { r->sigfd, POLLIN, 0 },
+					 { r->info_fd, POLLIN, 0 } };
+		int t = approve_timeout_ms(r->approvals);
+		long long now = mono_ms();
+		if (limit >= 0 && !timed_out) {
+			long long left = start + limit - now;
+			t = left <= 0 ? 0 : (t < 0 || left < t) ? (int)left : t;
+		}
+		if (kill_at >= 0) {
+			long long left = kill_at - now;
+			t = left <= 0 ? 0 : (t < 0 || left < t) ? (int)left : t;
+		}
+		if (poll(fds, r->info_fd >= 0 ? 3 : 2, t) < 0 && errno != EINTR)
+			break;
+		approve_dispatch(r->approvals);
+		if (r->info_fd >= 0 && (fds[2].revents & (POLLIN | POLLHUP)))
+			read_info(r);
+		if (limit >= 0 && !timed_out && mono_ms() >= start + limit) {
+			timed_out = true;
+			launcher_event(r, "deny", "time limit reached (limits session_timeout / "
+						  "exec_timeout): ending the agent");
+			airlock_err("run: time limit reached: ending the agent");
+			forward(r, SIGTERM);
+			kill_at = mono_ms() + 2000;
+		}
+		if (kill_at >= 0 && mono_ms() >= kill_at) {
+			kill(r->child, SIGKILL); /* bwrap's death takes the whole sandbox with it */
+			kill_at = -1;
+		}
+		struct signalfd_siginfo si;
+		while (read(r->sigfd, &si, sizeof si) == (ssize_t)sizeof si) {
+			if (si.ssi_signo != SIGCHLD) {
+				forward(r, (int)si.ssi_signo);
+				continue;
+			}
+			int st;
+			if (waitpid(r->child, &st, WNOHANG) == r->child)
+				status = status_of(st);
+		}
+	}
+	approve_dispatch(r->approvals); /* the last events the agent sent */
+	return timed_out ? RUN_EXIT_TIMEOUT : status < 0 ? RUN_EXIT_FAILED : status;
+}
+
+static void log_end(struct run *r, int status)
+{
+	struct approve_counts c;
+	char msg[256];
+	approve_counts(r->approvals, &c);
+	snprintf(msg, sizeof msg,
+		 "session ended: exit status %d; %lu allowed, %lu denied, %lu asked", status, c.allow,
+		 c.deny, c.asked);
+	launcher_event(r, status == 0 ? "allow" : "deny", msg);
+}
+
+static void run_release(struct run *r)
+{
+	approve_free(r->approvals);
+	audit_close(r->log);
+	session_destroy(&r->session);
+	policy_source_release(&r->src);
+	sandbox_argv_free(r->bwrap_argv);
+	env_free(r->agent_env);
+	if (r->seccomp_fd >= 0)
+		close(r->seccomp_fd);
+	if (r->sigfd >= 0)
+		close(r->sigfd);
+	if (r->info_fd >= 0)
+		close(r->info_fd);
+	free(r->program);
+	free(r->shim);
+	free(r->bwrap);
+	free(r->o.env);
+}
+
+static int prepare(struct run *r, struct sandbox_report *rep)
+{
+	struct policy_error perr;
+	struct policy_source_options so = { r->o.policy, r->o.workspace };
+	char err[1024];
+	int st;
+	enum policy_source_status ps = policy_source_open(&so, &r->src, &perr);
+	if (ps != POLICY_SOURCE_OK)
+		return policy_source_report(ps, &perr);
+	r->program = canon_program(r->o.cmd[0]);
+	if (!r->program) {
+		airlock_err("run: %s: %s", r->o.cmd[0], strerror(errno));
+		return RUN_EXIT_FAILED;
+	}
+	if ((st = check_program(r)) >= 0)
+		return st;
+	if (!r->o.no_sandbox && (st = find_bwrap(r)) >= 0)
+		return st;
+	if (!(r->shim = session_find_shim(err, sizeof err))) {
+		airlock_err("run: %s", err);
+		return RUN_EXIT_FAILED;
+	}
+	if (session_create(&r->session, r->src.image, r->src.image_size, err, sizeof err) < 0) {
+		airlock_err("run: %s", err);
+		return RUN_EXIT_FAILED;
+	}
+	if (!(r->log = audit_open(r->o.log, r->session.id, err, sizeof err))) {
+		airlock_err("run: cannot open the audit log: %s", err);
+		return RUN_EXIT_FAILED;
+	}
+	if ((st = build_env(r)) >= 0 || (st = build_sandbox(r, rep)) >= 0)
+		return st;
+	return -1;
+}
+
+int cmd_run(int argc, char **argv)
+{
+	struct run r;
+	struct sandbox_report rep;
+	sigset_t old;
+	char err[512];
+	memset(&r, 0, sizeof r);
+	r.seccomp_fd = r.sigfd = r.info_fd = -1;
+	r.session.channel_fd = -1;
+	int st = parse(argc, argv, &r.o);
+	if (st < 0)
+		st = prepare(&r, &rep);
+	if (st >= 0) {
+		run_release(&r);
+		return st;
+	}
+	if (r.o.no_sandbox)
+		airlock_err("run: warning: --no-sandbox: no kernel sandbox, only the shim and the "
+			    "audit log (which says so)");
+	log_start(&r, &rep);
+	bool prompt = !r.o.headless && isatty(STDIN_FILENO);
+	struct approve_options ao = { .mode = prompt ? APPROVE_PROMPT : APPROVE_HEADLESS,
+				      .default_allow = r.o.default_allow,
+				      .ask_timeout = r.src.policy->ask_timeout,
+				      .img = r.src.img,
+				      .log = r.log };
+	r.approvals = approve_new(r.session.channel_fd, &ao, err, sizeof err);
+	if (!r.approvals || block_signals(&r, &old) < 0 || spawn(&r, &old) < 0) {
+		airlock_err("run: cannot start the session: %s", r.approvals ? strerror(errno) : err);
+		run_release(&r);
+		return RUN_EXIT_FAILED;
+	}
+	if (r.seccomp_fd >= 0) {
+		close(r.seccomp_fd); /* bwrap has its copy */
+		r.seccomp_fd = -1;
+	}
+	st = serve(&r);
+	log_end(&r, st);
+	run_release(&r);
+	sigprocmask(SIG_SETMASK, &old, NULL);
+	return st;
+}

@@ -1,0 +1,182 @@
+/* session.c — a session's private directory: the policy image, the shim's mount point and the approval socket. */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "launcher/run.h"
+#include "preload/channel.h"
+
+static int fail(char *err, size_t errlen, int r, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+static int fail(char *err, size_t errlen, int r, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
+	return r;
+}
+
+/* mkdir -m 0700 that accepts an existing directory only when it is ours and private. */
+static int private_dir(const char *path)
+{
+	struct stat st;
+	if (mkdir(path, 0700) == 0)
+		return 0;
+	if (errno != EEXIST)
+		return -errno;
+	if (lstat(path, &st) != 0)
+		return -errno;
+	if (!S_ISDIR(st.st_mode) || st.st_uid != geteuid() || (st.st_mode & 077))
+		return -EPERM;
+	return 0;
+}
+
+/* The directory sessions live in, created if needed: see session_create(). */
+static int session_base(char *out, size_t cap)
+{
+	const char *xdg = getenv("XDG_RUNTIME_DIR");
+	char parent[PATH_MAX];
+	if (geteuid() == 0) {
+		snprintf(out, cap, "/run/airlock");
+		if (private_dir(out) == 0)
+			return 0;
+	}
+	if (xdg && xdg[0] == '/' && (size_t)snprintf(out, cap, "%s/airlock", xdg) < cap &&
+	    private_dir(out) == 0)
+		return 0;
+	/* no runtime dir: a private one in /tmp, refused if someone else made it first */
+	snprintf(parent, sizeof parent, "/tmp/airlock-%u", (unsigned)geteuid());
+	if ((size_t)snprintf(out, cap, "%s", parent) >= cap)
+		return -ENAMETOOLONG;
+	return private_dir(out);
+}
+
+static char *join(const char *dir, const char *name)
+{
+	char *p = NULL;
+	return asprintf(&p, "%s/%s", dir, name) < 0 ? NULL : p;
+}
+
+static int write_file(const char *path, const void *data, size_t size, mode_t mode)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode);
+	if (fd < 0)
+		return -errno;
+	const char *p = data;
+	while (size) {
+		ssize_t n = write(fd, p, size);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			int e = n < 0 ? errno : EIO;
+			close(fd);
+			return -e;
+		}
+		p += n;
+		size -= (size_t)n;
+	}
+	return close(fd) == 0 ? 0 : -errno;
+}
+
+int session_create(struct session *s, const void *image, size_t size, char *err, size_t errlen)
+{
+	char base[PATH_MAX];
+	uint8_t rnd[8];
+	int r;
+	memset(s, 0, sizeof *s);
+	s->channel_fd = -1;
+	if (getrandom(rnd, sizeof rnd, 0) != (ssize_t)sizeof rnd)
+		return fail(err, errlen, -errno, "cannot make a session id: %s", strerror(errno));
+	for (size_t i = 0; i < sizeof rnd; i++)
+		snprintf(s->id + 2 * i, 3, "%02x", rnd[i]);
+	if ((r = session_base(base, sizeof base)) < 0)
+		return fail(err, errlen, r,
+			    "cannot use %s for the session directory: %s (it must be a directory "
+			    "owned by you with mode 0700)",
+			    base, strerror(-r));
+	if (asprintf(&s->dir, "%s/%s", base, s->id) < 0) {
+		s->dir = NULL;
+		return fail(err, errlen, -ENOMEM, "out of memory");
+	}
+	if (mkdir(s->dir, 0700) != 0) {
+		r = -errno;
+		free(s->dir);
+		s->dir = NULL;
+		return fail(err, errlen, r, "cannot create %s/%s: %s", base, s->id, strerror(-r));
+	}
+	s->image_path = join(s->dir, "policy.img");
+	s->shim_mount = join(s->dir, RUN_SHIM_NAME);
+	s->channel = join(s->dir, "channel");
+	if (!s->image_path || !s->shim_mount || !s->channel) {
+		session_destroy(s);
+		return fail(err, errlen, -ENOMEM, "out of memory");
+	}
+	if ((r = write_file(s->image_path, image, size, 0444)) < 0 ||
+	    (r = write_file(s->shim_mount, "", 0, 0444)) < 0) {
+		session_destroy(s);
+		return fail(err, errlen, r, "cannot write the session directory: %s", strerror(-r));
+	}
+	s->channel_fd = channel_listen(s->channel);
+	if (s->channel_fd < 0) {
+		r = s->channel_fd;
+		session_destroy(s);
+		return fail(err, errlen, r, "cannot listen on the approval socket: %s", strerror(-r));
+	}
+	return 0;
+}
+
+void session_destroy(struct session *s)
+{
+	if (s->channel_fd >= 0)
+		close(s->channel_fd);
+	const char *files[] = { s->channel, s->image_path, s->shim_mount };
+	for (size_t i = 0; i < sizeof files / sizeof files[0]; i++)
+		if (files[i])
+			unlink(files[i]);
+	if (s->dir)
+		rmdir(s->dir);
+	free(s->channel);
+	free(s->image_path);
+	free(s->shim_mount);
+	free(s->dir);
+	memset(s, 0, sizeof *s);
+	s->channel_fd = -1;
+}
+
+char *session_find_shim(char *err, size_t errlen)
+{
+	const char *env = getenv("AIRLOCK_SHIM");
+	char exe[PATH_MAX], *path = NULL;
+	if (env && env[0]) {
+		path = realpath(env, NULL);
+	} else {
+		ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+		if (n > 0) {
+			exe[n] = '\0';
+			char *slash = strrchr(exe, '/');
+			if (slash) {
+				*slash = '\0';
+				char *cand = join(exe, RUN_SHIM_NAME);
+				path = cand ? realpath(cand, NULL) : NULL;
+				free(cand);
+			}
+		}
+	}
+	if (!path || access(path, R_OK) != 0) {
+		snprintf(err, errlen,
+			 "cannot find the shim %s (next to the airlock binary, or set AIRLOCK_SHIM): %s",
+			 RUN_SHIM_NAME, strerror(errno ? errno : ENOENT));
+		free(path);
+		return NULL;
+	}
+	return path;
+}

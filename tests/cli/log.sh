@@ -1,0 +1,316 @@
+#!/bin/sh
+# log.sh — TAP tests of `airlock log` on the real binary: printing, filters, --json pass-through, bad lines, -f, errors.
+# Usage: tests/cli/log.sh BUILD/airlock
+# Runs in a temporary directory with HOME and XDG_STATE_HOME there and TZ=UTC; exits 1 if any test fails.
+set -u
+
+if [ $# -ne 1 ] || [ ! -x "$1" ]; then
+	echo "usage: $0 BUILD/airlock" >&2
+	exit 2
+fi
+AIRLOCK=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
+
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/airlock-log.XXXXXX")
+FOLLOWER=
+cleanup() {
+	if [ -n "$FOLLOWER" ]; then kill "$FOLLOWER" 2>/dev/null; fi
+	rm -rf "$TMP"
+}
+trap cleanup EXIT
+TMP=$(cd "$TMP" && pwd -P)
+export HOME="$TMP/home"
+export XDG_STATE_HOME="$TMP/state"
+# local time = UTC, so the times printed are the timestamps' own
+export TZ=UTC LC_ALL=C
+unset NO_COLOR
+mkdir -p "$HOME"
+
+NTESTS=0
+NFAILED=0
+
+pass() {
+	NTESTS=$((NTESTS + 1))
+	echo "ok $NTESTS - $1"
+}
+
+# fail DESC [DETAIL...]: each detail line is printed as a TAP comment.
+fail() {
+	NTESTS=$((NTESTS + 1))
+	NFAILED=$((NFAILED + 1))
+	echo "not ok $NTESTS - $1"
+	shift
+	for d in "$@"; do
+		printf '%s\n' "$d" | sed 's/^/#   /'
+	done
+}
+
+skip() {
+	NTESTS=$((NTESTS + 1))
+	echo "ok $NTESTS - $1 # SKIP skipped: $2"
+}
+
+# run ARG...: runs airlock; sets RC, output in $TMP/out and $TMP/err.
+run() {
+	"$AIRLOCK" "$@" >"$TMP/out" 2>"$TMP/err"
+	RC=$?
+}
+
+details() {
+	echo "exit status $RC"
+	sed 's/^/stdout: /' "$TMP/out"
+	sed 's/^/stderr: /' "$TMP/err"
+}
+
+# expect DESC STATUS ARG...: airlock ARG... exits with STATUS.
+expect() {
+	desc=$1 want=$2
+	shift 2
+	run "$@"
+	if [ "$RC" = "$want" ]; then pass "$desc"; else fail "$desc" "wanted exit $want" "$(details)"; fi
+}
+
+# has DESC FILE TEXT: FILE (out or err) of the last run contains TEXT.
+has() {
+	if grep -qF -- "$3" "$TMP/$2"; then pass "$1"; else fail "$1" "no '$3' in std$2" "$(details)"; fi
+}
+
+# lacks DESC FILE TEXT: FILE (out or err) of the last run does not contain TEXT.
+lacks() {
+	if grep -qF -- "$3" "$TMP/$2"; then fail "$1" "'$3' in std$2" "$(details)"; else pass "$1"; fi
+}
+
+# lines DESC N ARG...: airlock ARG... exits 0 and prints N lines.
+lines() {
+	desc=$1 want=$2
+	shift 2
+	run "$@"
+	n=$(wc -l <"$TMP/out" | tr -d ' ')
+	if [ "$RC" = 0 ] && [ "$n" = "$want" ]; then
+		pass "$desc"
+	else
+		fail "$desc" "wanted exit 0 and $want lines, got $n" "$(details)"
+	fi
+}
+
+# ---- a sample log, written by hand ----------------------------------------------
+# Lines 3 and 8 are not JSON objects, line 6 is blank; the rest are 6 events in 2 sessions.
+LOG="$TMP/sample.jsonl"
+cat >"$LOG" <<'EOF'
+{"id":"0000000000000001","timestamp":"2026-11-30T01:02:03.456Z","session_id":"aaaaaaaa11111111","source":"shim","pid":4242,"command":"/usr/bin/rm","args":["-rf","/home/u/my dir","it's"],"decision":"deny","decided_by":"policy","rule":".airlock/policy.yaml:12","reason":"never delete outside the workspace"}
+{"id":"0000000000000002","timestamp":"2026-11-30T01:02:04.000Z","session_id":"aaaaaaaa11111111","source":"shim","pid":4243,"file":"/etc/passwd","action":"read","decision":"allow","decided_by":"default"}
+{"id": "broken", "timestamp":
+{"id":"0000000000000003","timestamp":"2026-11-30T01:02:05.007Z","session_id":"bbbbbbbb22222222","source":"proxy","network_dst":"example.com:443","decision":"ask","decided_by":"human","rule":"policy.yaml:30","reason":"unknown host","response_time_ms":2300}
+{"id":"0000000000000004","timestamp":"2026-11-30T23:59:59.999Z","session_id":"bbbbbbbb22222222","source":"launcher","pid":99,"message":"session started: policy <default>"}
+
+{"id":"0000000000000005","timestamp":"2026-11-30T01:02:06.000Z","session_id":"bbbbbbbb22222222","source":"shim","pid":7,"command":"printf","args":["\u001b[2J\u001b]0;pwned\u0007","a\nb"],"decision":"deny","decided_by":"policy","rule":"policy.yaml:5","reason":"tab\there \u202e reversed"}
+[1, 2, 3]
+{"id":"0000000000000006","timestamp":"2026-11-30T01:02:07.000Z","session_id":"aaaaaaaa11111111","source":"shim","pid":4244,"file":"/home/u/.env","action":"write","decision":"ask","decided_by":"timeout","rule":"policy.yaml:9","reason":"secrets","response_time_ms":30000}
+EOF
+# The valid lines: what --json prints with no filter.
+grep -v -e '^{"id": "broken"' -e '^\[' -e '^$' "$LOG" >"$TMP/valid.jsonl"
+
+# ---- printing for people --------------------------------------------------------
+lines "log FILE prints one line per event" 6 log "$LOG"
+has "an exec event: time, short session, source, pid, decision, command line, rule, reason" out \
+	"01:02:03.456 aaaaaaaa shim        4242 deny  exec /usr/bin/rm -rf '/home/u/my dir' 'it'\\''s'  [.airlock/policy.yaml:12]  never delete outside the workspace"
+has "a file event: action and path, decided by the default" out \
+	"01:02:04.000 aaaaaaaa shim        4243 allow read /etc/passwd  [by default]"
+has "a network event: destination, rule, who answered and how long it took" out \
+	"01:02:05.007 bbbbbbbb proxy          - ask   connect example.com:443  [policy.yaml:30, by human, 2300 ms]  unknown host"
+has "a launcher event: its message" out \
+	"23:59:59.999 bbbbbbbb launcher      99 -     session started: policy <default>"
+has "control characters in arguments are escaped, shell-style" out \
+	"exec printf \$'\\x1b[2J\\x1b]0;pwned\\x07' \$'a\\nb'"
+has "control and bidi characters in a reason are escaped" out "tab\\there \\xe2\\x80\\xae reversed"
+if LC_ALL=C grep -q "$(printf '\033')" "$TMP/out"; then
+	fail "no escape byte reaches the terminal (and no colour into a pipe)" "$(details)"
+else
+	pass "no escape byte reaches the terminal (and no colour into a pipe)"
+fi
+has "a malformed line is reported with its line number" err "$LOG:3: not a JSON object, skipped"
+has "a JSON value that is not an object is reported" err "$LOG:8: not a JSON object, skipped"
+n=$(wc -l <"$TMP/err" | tr -d ' ')
+if [ "$n" = 2 ]; then pass "a blank line is skipped silently"; else fail "a blank line is skipped silently" "$(details)"; fi
+
+TZ=Asia/Kolkata "$AIRLOCK" log "$LOG" >"$TMP/out" 2>"$TMP/err"
+RC=$?
+if [ -e /usr/share/zoneinfo/Asia/Kolkata ]; then
+	has "times are local: UTC+5:30 shows 01:02:03.456Z as 06:32:03.456" out "06:32:03.456 aaaaaaaa"
+else
+	skip "times are local" "no tzdata for Asia/Kolkata"
+fi
+
+# ---- filters --------------------------------------------------------------------
+lines "--decision deny" 2 log "$LOG" --decision deny
+lacks "--decision deny prints no allow" out " allow "
+lines "--decision allow" 1 log "$LOG" --decision allow
+lines "--decision=ask" 2 log "$LOG" --decision=ask
+lines "--source proxy" 1 log "$LOG" --source proxy
+has "--source proxy prints the proxy event" out "connect example.com:443"
+lines "--source launcher" 1 log "$LOG" --source launcher
+lines "--source shim" 4 log "$LOG" --source shim
+lines "--session with the whole id" 3 log "$LOG" --session bbbbbbbb22222222
+lines "--session with the short id" 3 log "$LOG" --session aaaaaaaa
+lines "--session that matches nothing" 0 log "$LOG" --session cccc
+lines "filters combine: --session, --source, --decision" 1 log --session aaaa --source shim --decision ask "$LOG"
+has "filters combine: the one event" out "write /home/u/.env"
+
+# ---- --json ---------------------------------------------------------------------
+run log "$LOG" --json
+if [ "$RC" = 0 ] && cmp -s "$TMP/out" "$TMP/valid.jsonl"; then
+	pass "--json passes every valid line through unchanged"
+else
+	fail "--json passes every valid line through unchanged" "$(details)"
+fi
+has "--json still reports the malformed line" err "$LOG:3: not a JSON object, skipped"
+run log "$TMP/valid.jsonl" --json
+if [ "$RC" = 0 ] && cmp -s "$TMP/out" "$TMP/valid.jsonl" && [ ! -s "$TMP/err" ]; then
+	pass "--json on a clean log prints identical bytes"
+else
+	fail "--json on a clean log prints identical bytes" "$(details)"
+fi
+run log "$LOG" --json --decision deny
+grep '"decision":"deny"' "$TMP/valid.jsonl" >"$TMP/want"
+if [ "$RC" = 0 ] && cmp -s "$TMP/out" "$TMP/want"; then
+	pass "--json with a filter prints the matching raw lines"
+else
+	fail "--json with a filter prints the matching raw lines" "$(details)"
+fi
+if command -v python3 >/dev/null 2>&1; then
+	run log "$LOG" --json
+	if python3 -c 'import json, sys
+for line in sys.stdin.buffer: json.loads(line.decode("utf-8"))' <"$TMP/out"; then
+		pass "--json output is JSON Lines another parser accepts"
+	else
+		fail "--json output is JSON Lines another parser accepts" "$(details)"
+	fi
+else
+	skip "--json output is JSON Lines another parser accepts" "no python3"
+fi
+
+# ---- other inputs ---------------------------------------------------------------
+"$AIRLOCK" log - <"$LOG" >"$TMP/out" 2>"$TMP/err"
+RC=$?
+if [ "$RC" = 0 ] && [ "$(wc -l <"$TMP/out" | tr -d ' ')" = 6 ]; then
+	pass "log - reads standard input"
+else
+	fail "log - reads standard input" "$(details)"
+fi
+has "log - names <stdin> in warnings" err "<stdin>:3: not a JSON object"
+{ head -n 2 "$LOG"; printf '%s' "$(sed -n 4p "$LOG")"; } >"$TMP/nonl.jsonl"
+lines "a last line without a newline is still read" 3 log "$TMP/nonl.jsonl"
+{ head -n 2 "$LOG"; printf '{"id":"x","reason":"\377"}\n'; } >"$TMP/utf8.jsonl"
+run log "$TMP/utf8.jsonl"
+has "invalid UTF-8 in a line makes it malformed" err "utf8.jsonl:3: not a JSON object"
+
+# today's default log
+mkdir -p "$XDG_STATE_HOME/airlock/logs"
+TODAY="$XDG_STATE_HOME/airlock/logs/$(date +%Y-%m-%d).jsonl"
+expect "log with no FILE and no log today exits 1" 1 log
+has "log with no FILE names today's file" err "$TODAY"
+cp "$TMP/valid.jsonl" "$TODAY"
+lines "log with no FILE reads today's log under XDG_STATE_HOME" 6 log
+unset XDG_STATE_HOME
+mkdir -p "$HOME/.local/state/airlock/logs"
+cp "$TMP/valid.jsonl" "$HOME/.local/state/airlock/logs/$(date +%Y-%m-%d).jsonl"
+lines "log with no FILE reads ~/.local/state when XDG_STATE_HOME is unset" 6 log
+export XDG_STATE_HOME="$TMP/state"
+
+# ---- colour ---------------------------------------------------------------------
+if command -v script >/dev/null 2>&1 && script -qec true /dev/null >/dev/null 2>&1; then
+	script -qec "'$AIRLOCK' log '$TMP/valid.jsonl'" /dev/null >"$TMP/out" 2>"$TMP/err" </dev/null
+	RC=$?
+	has "on a terminal, deny is red" out "$(printf '\033[1;31mdeny\033[0m')"
+	NO_COLOR=1 script -qec "'$AIRLOCK' log '$TMP/valid.jsonl'" /dev/null >"$TMP/out" 2>"$TMP/err" </dev/null
+	RC=$?
+	lacks "NO_COLOR turns colour off" out "$(printf '\033[')"
+else
+	skip "on a terminal, deny is red" "script(1) cannot make a terminal here"
+	skip "NO_COLOR turns colour off" "script(1) cannot make a terminal here"
+fi
+
+# ---- -f -------------------------------------------------------------------------
+# wait_for FILE TEXT: up to 5 s for FILE to contain TEXT.
+wait_for() {
+	i=0
+	while [ $i -lt 50 ]; do
+		if grep -qF -- "$2" "$1" 2>/dev/null; then return 0; fi
+		sleep 0.1
+		i=$((i + 1))
+	done
+	return 1
+}
+FLOG="$TMP/follow.jsonl"
+sed -n 1p "$LOG" >"$FLOG"
+"$AIRLOCK" log -f "$FLOG" >"$TMP/fout" 2>"$TMP/ferr" &
+FOLLOWER=$!
+if wait_for "$TMP/fout" "exec /usr/bin/rm"; then
+	pass "-f prints what is already there"
+else
+	fail "-f prints what is already there" "$(cat "$TMP/fout" "$TMP/ferr")"
+fi
+# an event appended in two writes: the first half must wait for the second
+line=$(sed -n 4p "$LOG")
+printf '%s' "$(printf '%s' "$line" | cut -c1-60)" >>"$FLOG"
+sleep 0.5
+printf '%s\n' "$(printf '%s' "$line" | cut -c61-)" >>"$FLOG"
+if wait_for "$TMP/fout" "connect example.com:443"; then
+	pass "-f prints an event appended after it started"
+else
+	fail "-f prints an event appended after it started" "$(cat "$TMP/fout" "$TMP/ferr")"
+fi
+if [ ! -s "$TMP/ferr" ]; then
+	pass "-f waits for the end of a partial line instead of calling it malformed"
+else
+	fail "-f waits for the end of a partial line instead of calling it malformed" "$(cat "$TMP/ferr")"
+fi
+sed -n 2p "$LOG" >>"$FLOG"
+if wait_for "$TMP/fout" "read /etc/passwd"; then
+	pass "-f keeps following"
+else
+	fail "-f keeps following" "$(cat "$TMP/fout" "$TMP/ferr")"
+fi
+kill "$FOLLOWER" 2>/dev/null
+wait "$FOLLOWER" 2>/dev/null
+FOLLOWER=
+n=$(wc -l <"$TMP/fout" | tr -d ' ')
+if [ "$n" = 3 ]; then pass "-f printed each event once"; else fail "-f printed each event once" "$(cat "$TMP/fout")"; fi
+
+"$AIRLOCK" log --follow --json --source proxy "$FLOG" >"$TMP/fout" 2>"$TMP/ferr" &
+FOLLOWER=$!
+sed -n 4p "$LOG" >>"$FLOG"
+sed -n 5p "$LOG" >>"$FLOG"
+sed -n 6p "$LOG" >>"$FLOG"
+sed -n 7p "$LOG" | sed 's/"source":"shim"/"source":"proxy"/' >>"$FLOG"
+wait_for "$TMP/fout" "0000000000000005"
+kill "$FOLLOWER" 2>/dev/null
+wait "$FOLLOWER" 2>/dev/null
+FOLLOWER=
+if [ "$(grep -c '"source":"proxy"' "$TMP/fout")" = 3 ] && ! grep -q launcher "$TMP/fout"; then
+	pass "--follow --json --source filters what it follows"
+else
+	fail "--follow --json --source filters what it follows" "$(cat "$TMP/fout" "$TMP/ferr")"
+fi
+
+# ---- help and errors ------------------------------------------------------------
+expect "log --help exits 0" 0 log --help
+has "log --help documents the options" out "--decision D"
+has "log --help documents the exit statuses" out "Exit status: 0 success; 1 the log cannot be read; 2 usage error."
+expect "help log exits 0" 0 help log
+expect "an unknown option exits 2" 2 log --bogus "$LOG"
+has "an unknown option is named" err "airlock: log: unknown option: --bogus"
+expect "--decision with a bad value exits 2" 2 log --decision maybe "$LOG"
+has "--decision with a bad value says which are good" err "allow, deny or ask"
+expect "--source with a bad value exits 2" 2 log --source agent "$LOG"
+expect "--session without a value exits 2" 2 log "$LOG" --session
+expect "two files exit 2" 2 log "$LOG" "$LOG"
+expect "a missing file exits 1" 1 log "$TMP/nosuch.jsonl"
+has "a missing file is named with the reason" err "cannot open $TMP/nosuch.jsonl: No such file or directory"
+expect "a directory exits 1" 1 log "$TMP"
+
+echo "1..$NTESTS"
+if [ "$NFAILED" -gt 0 ]; then
+	echo "# $NFAILED of $NTESTS tests failed"
+	exit 1
+fi
+echo "# all $NTESTS tests passed"
