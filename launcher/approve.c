@@ -442,7 +442,7 @@ static void expire(struct approvals *a)
 	show_prompt(a);
 }
 
-void approve_dispatch(struct approvals *a)
+int approve_dispatch(struct approvals *a)
 {
 	struct epoll_event evs[64];
 	int n = epoll_wait(a->ep, evs, 64, 0);
@@ -462,6 +462,7 @@ void approve_dispatch(struct approvals *a)
 		}
 	}
 	expire(a);
+	return n > 0 ? n : 0;
 }
 
 void approve_counts(const struct approvals *a, struct approve_counts *out)

@@ -511,7 +511,19 @@ static int serve(struct run *r)
 				status = status_of(st);
 		}
 	}
-	approve_dispatch(r->approvals); /* the last events the agent sent */
+	/* the last events the agent sent: new connections first, then what they carry */
+	for (int i = 0; i < 100 && approve_dispatch(r->approvals) > 0; i++)
+		;
+	if (!r->o.no_sandbox && r->info_len == 0 && r->info_fd >= 0)
+		read_info(r);
+	if (!r->o.no_sandbox && r->info_len == 0 && !timed_out) {
+		/* bwrap reports on --info-fd once the sandbox stands: it never did */
+		airlock_err("run: bubblewrap could not set up the sandbox (its message is above); "
+			    "`airlock doctor` says what this machine lacks, --no-sandbox runs without "
+			    "the kernel layer");
+		launcher_event(r, "deny", "bubblewrap could not set up the sandbox");
+		return RUN_EXIT_FAILED;
+	}
 	return timed_out ? RUN_EXIT_TIMEOUT : status < 0 ? RUN_EXIT_FAILED : status;
 }
 

@@ -150,8 +150,11 @@ int approve_fd(const struct approvals *a);
 /* Milliseconds until the oldest ask times out, or -1 when none waits. */
 int approve_timeout_ms(const struct approvals *a);
 
-/* Does all pending work without blocking: new shims, messages, answers, timeouts. */
-void approve_dispatch(struct approvals *a);
+/*
+ * Does the work pending now without blocking: new shims, messages, answers,
+ * timeouts.  Returns how many sources had work (0: nothing was pending).
+ */
+int approve_dispatch(struct approvals *a);
 
 /* Answers every waiting ask with deny (the session is ending) and frees everything.  Accepts NULL. */
 void approve_free(struct approvals *a);

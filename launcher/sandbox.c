@@ -599,16 +599,31 @@ static int walk_push(struct walk *w, const char *path, unsigned depth)
 }
 
 /*
- * Not descended: git's object store (content-addressed names no rule
- * matches, and often most of a repository's entries), and the other walk
- * root (home holding the workspace is walked once).
+ * Trees the walk does not descend: git's object store and the dependency,
+ * toolchain and cache trees tools fill by the ten thousand (content-addressed
+ * or downloaded names no deny rule is written for, and most of a big home's
+ * entries).  Secrets in them are still refused by the shim's rules; only the
+ * kernel-layer mask is not added.  Each entry is a path suffix.
  */
+static const char *const walk_skip_suffixes[] = {
+	"/.git/objects", "/node_modules", "/.cache", "/.npm", "/.rustup", "/.pyenv",
+	"/.cargo/registry", "/.cargo/git", "/.m2/repository", "/.gradle/caches", "/go/pkg/mod",
+	"/__pycache__", "/.local/share/Trash", "/.tox", "/site-packages", "/dist-packages",
+};
+
+static bool ends_with(const char *s, size_t n, const char *suffix)
+{
+	size_t k = strlen(suffix);
+	return n >= k && memcmp(s + n - k, suffix, k) == 0;
+}
+
+/* Not descended: the trees above, and the other walk root (home holding the workspace is walked once). */
 static bool walk_skips(const struct walk *w, const char *path, const char *root)
 {
-	const char *base = strrchr(path, '/');
-	size_t n = (size_t)(base - path);
-	if (strcmp(base, "/objects") == 0 && n >= 5 && strncmp(base - 5, "/.git", 5) == 0)
-		return true;
+	size_t n = strlen(path);
+	for (size_t i = 0; i < NELEM(walk_skip_suffixes); i++)
+		if (ends_with(path, n, walk_skip_suffixes[i]))
+			return true;
 	for (size_t i = 0; i < NELEM(w->roots); i++)
 		if (w->roots[i] && w->roots[i] != root && strcmp(path, w->roots[i]) == 0)
 			return true;
