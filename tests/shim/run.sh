@@ -1552,6 +1552,30 @@ open(sys.argv[2], 'wb').write(b)" "$good" "$FS/policy.img"
 	done
 }
 
+# ---- the dynamic loader run as a program -------------------------------------------------------------------
+
+# ld.so(8) can run any program: "ld-linux-x86-64.so.2 PROGRAM" is decided on PROGRAM.
+loader_group()
+{
+	ld=$(ls /lib64/ld-linux-*.so.* /lib/ld-linux-*.so.* 2>/dev/null | head -1)
+	if [ -z "$ld" ]; then
+		tap_skip "loader: no ld-linux found"
+		return
+	fi
+	cp /usr/bin/touch "$W/bin/forbidden-touch"
+	shim_run /bin/sh -c "$ld /usr/bin/touch markers/ld-allowed"
+	check "loader: $ld /usr/bin/touch is decided on touch: started"
+	expect_rc 0
+	expect_file "$W/markers/ld-allowed"
+	done_check
+
+	shim_run /bin/sh -c "$ld --library-path /nonexistent $W/bin/forbidden-touch markers/ld-denied"
+	check "loader: $ld --library-path X forbidden-touch is decided on it: EACCES, not started"
+	expect_err_has "Permission denied"
+	expect_no_file "$W/markers/ld-denied"
+	done_check
+}
+
 # ---- main -------------------------------------------------------------------------------------------------------
 
 lib_setup
@@ -1568,6 +1592,7 @@ want perl && perl_group
 want node && node_group
 want coreutils && coreutils_group
 want fortify && fortify_group
+want loader && loader_group
 want errno && errno_group
 want spellings && spellings_group
 want env && env_group
