@@ -33,8 +33,21 @@ struct memory {
 	enum policy_decision decision;
 };
 
+/* An answer just given: the same process asking the same again at once gets it again. */
+struct recent {
+	pid_t pid;
+	char *key; /* owned */
+	enum policy_decision decision;
+	long long at_ms;
+};
+
+#define RECENT 16
+#define RECENT_MS 2000
+
 struct approvals {
 	struct approve_options opt;
+	struct recent recent[RECENT];
+	size_t recent_next;
 	int listen_fd;
 	int ep; /* epoll over the listening socket, the clients and the tty */
 	int tty; /* /dev/tty in APPROVE_PROMPT mode, else -1 */
@@ -178,10 +191,33 @@ static const char *by_name(enum channel_decided_by by)
 	return by < sizeof names / sizeof names[0] ? names[by] : "default";
 }
 
+static void note_recent(struct approvals *a, const struct pending *p, enum policy_decision d)
+{
+	struct recent *r = &a->recent[a->recent_next++ % RECENT];
+	free(r->key);
+	r->key = p->key ? strdup(p->key) : NULL;
+	r->pid = p->pid;
+	r->decision = d;
+	r->at_ms = now_ms();
+}
+
+static const struct recent *recent_answer(const struct approvals *a, const struct pending *p)
+{
+	long long now = now_ms();
+	for (size_t i = 0; p->key && i < RECENT; i++) {
+		const struct recent *r = &a->recent[i];
+		if (r->key && r->pid == p->pid && now - r->at_ms < RECENT_MS &&
+		    strcmp(r->key, p->key) == 0)
+			return r;
+	}
+	return NULL;
+}
+
 /* Answers queue entry i and removes it. */
 static void resolve(struct approvals *a, size_t i, enum policy_decision d, enum channel_decided_by by)
 {
 	struct pending *p = &a->queue[i];
+	note_recent(a, p, d);
 	send_answer(p->fd, p->m.id, d, by, p->m.rule);
 	log_msg(a, &p->m, p->pid, d, by_name(by), (long)(now_ms() - p->since_ms));
 	free(p->data);
@@ -280,11 +316,22 @@ static void read_tty(struct approvals *a)
 
 /* ---- messages ------------------------------------------------------------------------- */
 
+/*
+ * What "the same request" means for session memory: the rule and the
+ * subject, with an exec's program resolved (execvp(3) retries each PATH
+ * directory: /bin/git and /usr/bin/git are one request).
+ */
 static char *memory_key(const struct channel_msg *m)
 {
-	char *what = subject(m), *key = NULL;
-	if (what && asprintf(&key, "%d\x1f%s", (int)m->rule, what) < 0)
+	char *what = subject(m), *key = NULL, *real = NULL;
+	if (what && m->source == CHANNEL_SOURCE_EXEC && (real = realpath(m->program, NULL))) {
+		size_t skip = strlen("exec ") + strlen(m->program);
+		if (asprintf(&key, "%d\x1f" "exec %s%s", (int)m->rule, real, what + skip) < 0)
+			key = NULL;
+	} else if (what && asprintf(&key, "%d\x1f%s", (int)m->rule, what) < 0) {
 		key = NULL;
+	}
+	free(real);
 	free(what);
 	return key;
 }
@@ -303,8 +350,11 @@ static void queue_ask(struct approvals *a, const struct client *c, pid_t pid, si
 	a->queue[a->nqueue++] = p;
 	size_t i = a->nqueue - 1;
 	const struct memory *mem = recall(a, p.key);
+	const struct recent *again = recent_answer(a, &a->queue[i]);
 	if (mem)
 		resolve(a, i, mem->decision, CHANNEL_BY_SESSION);
+	else if (again)
+		resolve(a, i, again->decision, CHANNEL_BY_SESSION);
 	else if (a->opt.mode == APPROVE_HEADLESS || a->tty < 0)
 		resolve(a, i, a->opt.default_allow ? POLICY_ALLOW : POLICY_DENY, CHANNEL_BY_DEFAULT);
 	else
@@ -362,7 +412,7 @@ static bool serve_client(struct approvals *a, size_t idx)
 		if (r < 0)
 			return false;
 		if (m.type == CHANNEL_EVENT) {
-			log_msg(a, &m, pid, m.decision, m.rule < 0 ? "default" : "policy", -1);
+			log_msg(a, &m, pid, m.decision, "policy", -1);
 		} else if (m.type == CHANNEL_ASK) {
 			queue_ask(a, c, pid, (size_t)r);
 		} else if (m.type != CHANNEL_HELLO) {
@@ -480,6 +530,8 @@ void approve_free(struct approvals *a)
 		close(a->clients[i].fd);
 	for (size_t i = 0; i < a->nmem; i++)
 		free(a->mem[i].key);
+	for (size_t i = 0; i < RECENT; i++)
+		free(a->recent[i].key);
 	if (a->tty >= 0)
 		close(a->tty);
 	if (a->ep >= 0)

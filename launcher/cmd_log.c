@@ -38,7 +38,8 @@ const char cmd_log_usage[] =
 	"                     today's, $XDG_STATE_HOME/airlock/logs/YYYY-MM-DD.jsonl\n"
 	"                     ($XDG_STATE_HOME defaults to ~/.local/state)\n"
 	"  --session ID       only the events of session ID (or of sessions it begins)\n"
-	"  --decision D       only events decided D: allow, deny or ask\n"
+	"  --decision D       only events decided D: allow or deny; ask: the asked ones\n"
+	"                     (answered by a human, session memory, --headless or a timeout)\n"
 	"  --source S         only events from S: shim, proxy or launcher\n"
 	"  --json             print the matching lines as they are in the log (for jq)\n"
 	"  -f, --follow       after the end, wait for new events and print them too,\n"
@@ -443,8 +444,13 @@ static bool matches(json_object *ev, const struct log_args *a)
 	if (a->session &&
 	    (!(s = str(ev, "session_id")) || strncmp(s, a->session, strlen(a->session)) != 0))
 		return false;
-	if (a->decision && (!(s = str(ev, "decision")) || strcmp(s, a->decision) != 0))
+	if (a->decision && strcmp(a->decision, "ask") == 0) {
+		/* an ask is logged with its outcome; who answered says it was asked */
+		if (!(s = str(ev, "decided_by")) || strcmp(s, "policy") == 0)
+			return false;
+	} else if (a->decision && (!(s = str(ev, "decision")) || strcmp(s, a->decision) != 0)) {
 		return false;
+	}
 	if (a->source && (!(s = str(ev, "source")) || strcmp(s, a->source) != 0))
 		return false;
 	return true;

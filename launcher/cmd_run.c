@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <linux/close_range.h>
 #include <limits.h>
 #include <poll.h>
 #include <signal.h>
@@ -273,7 +274,13 @@ static int build_sandbox(struct run *r, struct sandbox_report *rep)
 			    "--no-sandbox runs without it)", err);
 		return RUN_EXIT_FAILED;
 	}
+	char *policy_file = strcmp(r->src.name, "<default>") ? realpath(r->src.name, NULL) : NULL;
+	if (strcmp(r->src.name, "<default>") && !policy_file) {
+		airlock_err("run: %s: %s", r->src.name, strerror(errno));
+		return RUN_EXIT_FAILED;
+	}
 	if (!getcwd(cwd, sizeof cwd)) {
+		free(policy_file);
 		airlock_err("run: cannot read the current directory: %s", strerror(errno));
 		return RUN_EXIT_FAILED;
 	}
@@ -285,14 +292,16 @@ static int build_sandbox(struct run *r, struct sandbox_report *rep)
 		.cwd = cwd,
 		.session_dir = r->session.dir,
 		.shim_path = r->shim,
-		.policy_file = strcmp(r->src.name, "<default>") ? r->src.name : NULL,
+		.policy_file = policy_file,
 		.unprivileged = geteuid() != 0,
 		.seccomp_fd = r->seccomp_fd,
 		.env = r->agent_env,
 		.program = r->program,
 		.argv = r->o.cmd,
 	};
-	if (sandbox_build(&cfg, r->bwrap, &r->bwrap_argv, rep, err, sizeof err) < 0) {
+	int built = sandbox_build(&cfg, r->bwrap, &r->bwrap_argv, rep, err, sizeof err);
+	free(policy_file);
+	if (built < 0) {
 		airlock_err("run: cannot set up the sandbox: %s", err);
 		return RUN_EXIT_FAILED;
 	}
@@ -602,6 +611,13 @@ int cmd_run(int argc, char **argv)
 	memset(&r, 0, sizeof r);
 	r.seccomp_fd = r.sigfd = r.info_fd = -1;
 	r.session.channel_fd = -1;
+	/*
+	 * Nothing the caller left open crosses into the sandbox: an inherited
+	 * descriptor of a host directory would reach past every mount.
+	 */
+	if (close_range(3, ~0U, CLOSE_RANGE_CLOEXEC) != 0)
+		for (int fd = 3; fd < 1024; fd++)
+			fcntl(fd, F_SETFD, FD_CLOEXEC);
 	int st = parse(argc, argv, &r.o);
 	if (st < 0)
 		st = prepare(&r, &rep);
