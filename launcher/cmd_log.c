@@ -370,8 +370,8 @@ static void put_why(FILE *f, json_object *ev)
 	const char *rule = str(ev, "rule"), *by = str(ev, "decided_by");
 	long long ms = num(ev, "response_time_ms");
 	const char *sep = "  [";
-	if (by && strcmp(by, "policy") == 0 && rule)
-		by = NULL; /* the usual case: the rule says it */
+	if (by && strcmp(by, "policy") == 0)
+		by = rule ? NULL : "the policy's default"; /* with a rule, the rule says it */
 	if (rule) {
 		fputs(sep, f);
 		put_text(f, rule);

@@ -97,7 +97,7 @@ lines() {
 LOG="$TMP/sample.jsonl"
 cat >"$LOG" <<'EOF'
 {"id":"0000000000000001","timestamp":"2026-11-30T01:02:03.456Z","session_id":"aaaaaaaa11111111","source":"shim","pid":4242,"command":"/usr/bin/rm","args":["-rf","/home/u/my dir","it's"],"decision":"deny","decided_by":"policy","rule":".airlock/policy.yaml:12","reason":"never delete outside the workspace"}
-{"id":"0000000000000002","timestamp":"2026-11-30T01:02:04.000Z","session_id":"aaaaaaaa11111111","source":"shim","pid":4243,"file":"/etc/passwd","action":"read","decision":"allow","decided_by":"default"}
+{"id":"0000000000000002","timestamp":"2026-11-30T01:02:04.000Z","session_id":"aaaaaaaa11111111","source":"shim","pid":4243,"file":"/etc/passwd","action":"read","decision":"allow","decided_by":"policy"}
 {"id": "broken", "timestamp":
 {"id":"0000000000000003","timestamp":"2026-11-30T01:02:05.007Z","session_id":"bbbbbbbb22222222","source":"proxy","network_dst":"example.com:443","decision":"ask","decided_by":"human","rule":"policy.yaml:30","reason":"unknown host","response_time_ms":2300}
 {"id":"0000000000000004","timestamp":"2026-11-30T23:59:59.999Z","session_id":"bbbbbbbb22222222","source":"launcher","pid":99,"message":"session started: policy <default>"}
@@ -114,7 +114,7 @@ lines "log FILE prints one line per event" 6 log "$LOG"
 has "an exec event: time, short session, source, pid, decision, command line, rule, reason" out \
 	"01:02:03.456 aaaaaaaa shim        4242 deny  exec /usr/bin/rm -rf '/home/u/my dir' 'it'\\''s'  [.airlock/policy.yaml:12]  never delete outside the workspace"
 has "a file event: action and path, decided by the default" out \
-	"01:02:04.000 aaaaaaaa shim        4243 allow read /etc/passwd  [by default]"
+	"01:02:04.000 aaaaaaaa shim        4243 allow read /etc/passwd  [by the policy's default]"
 has "a network event: destination, rule, who answered and how long it took" out \
 	"01:02:05.007 bbbbbbbb proxy          - ask   connect example.com:443  [policy.yaml:30, by human, 2300 ms]  unknown host"
 has "a launcher event: its message" out \
