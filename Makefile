@@ -53,7 +53,7 @@ FUZZ_BINS := $(FUZZ_SRCS:tests/fuzz/%.c=$(BUILD)/fuzz/%)
 BENCH_SRCS := $(wildcard tests/bench/*_bench.c)
 BENCH_BINS := $(BENCH_SRCS:tests/bench/%.c=$(BUILD)/bench/%)
 
-.PHONY: all deps check unit-tests run-unit cli-tests shim-tests check-asan fuzz fuzz-smoke bench demo clean
+.PHONY: all deps check unit-tests run-unit cli-tests shim-tests run-tests check-asan fuzz fuzz-smoke bench demo clean
 
 all: $(BUILD)/airlock $(BUILD)/libairlock-policy.a $(BUILD)/airlock-preload.so
 
@@ -119,6 +119,10 @@ cli-tests: all
 	@tests/cli/run.sh $(BUILD)/airlock
 	@tests/cli/log.sh $(BUILD)/airlock
 
+# airlock run on real programs, as root and as an unprivileged user.
+run-tests: all unit-tests
+	@tests/run/run.sh $(BUILD)
+
 # The preload shim on real programs (sh, bash, python3, perl, node, coreutils, a fortified C program),
 # then CPython's own os/subprocess/posix/fileio tests with and without it.
 shim-tests: all unit-tests
@@ -133,6 +137,7 @@ check: deps
 	@$(MAKE) --no-print-directory run-unit
 	@$(MAKE) --no-print-directory cli-tests
 	@$(MAKE) --no-print-directory shim-tests
+	@$(MAKE) --no-print-directory run-tests
 	@$(MAKE) --no-print-directory check-asan
 	@$(MAKE) --no-print-directory fuzz-smoke
 	@echo "make check: all tests passed"

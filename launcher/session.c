@@ -1,5 +1,7 @@
 /* session.c — a session's private directory: the policy image, the shim's mount point and the approval socket. */
+#include <dirent.h>
 #include <errno.h>
+#include <signal.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <stdarg.h>
@@ -87,6 +89,46 @@ static int write_file(const char *path, const void *data, size_t size, mode_t mo
 	return close(fd) == 0 ? 0 : -errno;
 }
 
+/* The files a session directory holds, besides the channel socket. */
+static const char *const session_files[] = { "policy.img", RUN_SHIM_NAME, "channel",
+					      "launcher.pid" };
+
+static void remove_session_dir(const char *dir)
+{
+	char path[PATH_MAX];
+	for (size_t i = 0; i < sizeof session_files / sizeof session_files[0]; i++)
+		if ((size_t)snprintf(path, sizeof path, "%s/%s", dir, session_files[i]) < sizeof path)
+			unlink(path);
+	rmdir(dir);
+}
+
+/*
+ * Sessions whose launcher died without cleaning up (kill -9) leave their
+ * directory behind: remove those whose recorded launcher no longer runs.
+ */
+static void sweep_stale(const char *base)
+{
+	DIR *d = opendir(base);
+	struct dirent *de;
+	char path[PATH_MAX], buf[32];
+	while (d && (de = readdir(d))) {
+		if (strlen(de->d_name) != 16 || strspn(de->d_name, "0123456789abcdef") != 16)
+			continue;
+		if ((size_t)snprintf(path, sizeof path, "%s/%s/launcher.pid", base, de->d_name) >=
+		    sizeof path)
+			continue;
+		FILE *f = fopen(path, "re");
+		long pid = f && fgets(buf, sizeof buf, f) ? strtol(buf, NULL, 10) : 0;
+		if (f)
+			fclose(f);
+		if (pid > 0 && kill((pid_t)pid, 0) != 0 && errno == ESRCH &&
+		    (size_t)snprintf(path, sizeof path, "%s/%s", base, de->d_name) < sizeof path)
+			remove_session_dir(path);
+	}
+	if (d)
+		closedir(d);
+}
+
 int session_create(struct session *s, const void *image, size_t size, char *err, size_t errlen)
 {
 	char base[PATH_MAX];
@@ -103,6 +145,7 @@ int session_create(struct session *s, const void *image, size_t size, char *err,
 			    "cannot use %s for the session directory: %s (it must be a directory "
 			    "owned by you with mode 0700)",
 			    base, strerror(-r));
+	sweep_stale(base);
 	if (asprintf(&s->dir, "%s/%s", base, s->id) < 0) {
 		s->dir = NULL;
 		return fail(err, errlen, -ENOMEM, "out of memory");
@@ -120,7 +163,11 @@ int session_create(struct session *s, const void *image, size_t size, char *err,
 		session_destroy(s);
 		return fail(err, errlen, -ENOMEM, "out of memory");
 	}
-	if ((r = write_file(s->image_path, image, size, 0444)) < 0 ||
+	char pid[32], *pid_path = join(s->dir, "launcher.pid");
+	int plen = snprintf(pid, sizeof pid, "%ld\n", (long)getpid());
+	r = pid_path ? write_file(pid_path, pid, (size_t)plen, 0444) : -ENOMEM;
+	free(pid_path);
+	if (r < 0 || (r = write_file(s->image_path, image, size, 0444)) < 0 ||
 	    (r = write_file(s->shim_mount, "", 0, 0444)) < 0) {
 		session_destroy(s);
 		return fail(err, errlen, r, "cannot write the session directory: %s", strerror(-r));
@@ -138,12 +185,8 @@ void session_destroy(struct session *s)
 {
 	if (s->channel_fd >= 0)
 		close(s->channel_fd);
-	const char *files[] = { s->channel, s->image_path, s->shim_mount };
-	for (size_t i = 0; i < sizeof files / sizeof files[0]; i++)
-		if (files[i])
-			unlink(files[i]);
 	if (s->dir)
-		rmdir(s->dir);
+		remove_session_dir(s->dir);
 	free(s->channel);
 	free(s->image_path);
 	free(s->shim_mount);

@@ -1,0 +1,239 @@
+/* probe.c — one small program for airlock run's integration tests: each subcommand tries one
+ * thing and prints what happened ("read OK n=5 data=...", "connect ERR ECONNREFUSED").
+ *
+ * Built twice by tests/run/run.sh: dynamically (the shim sees it) and with `gcc -static` (the
+ * shim cannot: only the kernel layer stands between it and the machine).
+ *
+ *   probe read PATH            open + read, prints the first bytes read
+ *   probe write PATH           open O_WRONLY|O_CREAT|O_APPEND and write "x"
+ *   probe connect IP PORT      TCP connect to IP:PORT
+ *   probe tiocsti PATH         ioctl(open(PATH), TIOCSTI, "x"); PATH "-": fd 0 (all ioctls)
+ *   probe tiocsti-hi PATH      the same with bit 32 set in the request (the kernel ignores it)
+ *   probe tioclinux PATH       ioctl(open(PATH), TIOCLINUX, ...)
+ *   probe tcgets PATH          ioctl(open(PATH), TCGETS, ...): a control, never refused
+ *   probe fork | vfork | clone3 | thread
+ *   probe seccomp              one line per syscall group the filter refuses and per socket
+ *                              family it keeps: "NAME OK" / "NAME ERR ENAME"
+ *   probe int80                getpid through the i386 entry (int $0x80): "int80 OK" when it returns
+ * Always exits 0 when the subcommand ran, 2 on a usage error.
+ */
+#define _GNU_SOURCE
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <sys/mman.h>
+#include <sys/mount.h>
+#include <sys/ptrace.h>
+#include <sys/uio.h>
+#include <termios.h>
+#include <unistd.h>
+
+#ifndef SYS_clone3
+#define SYS_clone3 435
+#endif
+
+static const char *ename(int e)
+{
+	const char *n = strerrorname_np(e);
+	return n ? n : "E?";
+}
+
+static int result(const char *what, long r, int e)
+{
+	if (r < 0)
+		printf("%s ERR %s\n", what, ename(e));
+	else
+		printf("%s OK\n", what);
+	return 0;
+}
+
+static int do_read(const char *path)
+{
+	int fd = open(path, O_RDONLY);
+	if (fd < 0)
+		return result("read", -1, errno);
+	char buf[256];
+	ssize_t n = read(fd, buf, sizeof buf - 1);
+	if (n < 0)
+		return result("read", -1, errno);
+	buf[n] = '\0';
+	for (ssize_t i = 0; i < n; i++)
+		if (buf[i] == '\n' || buf[i] < 32)
+			buf[i] = '.';
+	printf("read OK n=%zd data=%s\n", n, buf);
+	return 0;
+}
+
+static int do_write(const char *path)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_APPEND, 0644);
+	if (fd < 0)
+		return result("write", -1, errno);
+	ssize_t n = write(fd, "x", 1);
+	return result("write", n < 0 ? -1 : 0, errno);
+}
+
+static int do_connect(const char *ip, const char *port)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons((uint16_t)atoi(port)) };
+	if (inet_pton(AF_INET, ip, &sa.sin_addr) != 1)
+		return 2;
+	int s = socket(AF_INET, SOCK_STREAM, 0);
+	if (s < 0)
+		return result("socket", -1, errno);
+	int r = connect(s, (struct sockaddr *)&sa, sizeof sa);
+	int e = errno;
+	if (r == 0)
+		(void)!write(s, "probe\n", 6);
+	return result("connect", r, e);
+}
+
+static int do_ioctl(const char *what, const char *path, unsigned long req, void *arg)
+{
+	int fd = strcmp(path, "-") == 0 ? 0 : open(path, O_RDONLY | O_NOCTTY);
+	if (fd < 0)
+		return result("open", -1, errno);
+	long r = syscall(SYS_ioctl, fd, req, arg);
+	return result(what, r, errno);
+}
+
+/* Each try returns the syscall's result; errno is kept for the report. */
+static void try(const char *name, long r)
+{
+	int e = errno;
+	if (r < 0)
+		printf("%s ERR %s\n", name, ename(e));
+	else
+		printf("%s OK\n", name);
+	errno = 0;
+}
+
+static long try_socket(int family, int type, int proto)
+{
+	int s = socket(family, type, proto);
+	int e = errno;
+	if (s >= 0)
+		close(s);
+	errno = e;
+	return s;
+}
+
+/*
+ * Every try is harmless where it is NOT refused (the probe also runs outside the sandbox):
+ * mount targets a directory that does not exist (the kernel says ENOENT, the filter EPERM),
+ * keyctl only looks a keyring up, unshare affects this process alone.
+ */
+static int do_seccomp(void)
+{
+	char buf[8] = { 0 };
+	struct iovec local = { buf, sizeof buf }, remote = { buf, sizeof buf };
+	uint32_t uring_params[30] = { 0 }; /* struct io_uring_params, 120 bytes */
+	uint32_t perf_attr[32] = { 0 };    /* struct perf_event_attr */
+	perf_attr[1] = 128;                /* size */
+	/* refused groups: each must be EPERM inside */
+	try("ptrace", ptrace(PTRACE_PEEKDATA, getppid(), NULL, NULL) == -1 && errno ? -1 : 0);
+	try("process_vm_readv", process_vm_readv(getppid(), &local, 1, &remote, 1, 0));
+	try("mount", mount("none", "/nonexistent/airlock-probe", "tmpfs", MS_RDONLY, NULL));
+	try("unshare", unshare(CLONE_NEWUSER));
+	try("bpf", syscall(SYS_bpf, 0, NULL, 0));
+	try("perf_event_open", syscall(SYS_perf_event_open, perf_attr, 0, -1, -1, 0));
+	try("keyctl", syscall(SYS_keyctl, 0 /* KEYCTL_GET_KEYRING_ID */, -3, 0 /* don't create */));
+	try("userfaultfd", syscall(SYS_userfaultfd, 0));
+	try("io_uring_setup", syscall(SYS_io_uring_setup, 1, uring_params));
+	try("socket_af_alg", try_socket(38 /* AF_ALG */, SOCK_SEQPACKET, 0));
+	try("socket_af_packet", try_socket(17 /* AF_PACKET */, SOCK_DGRAM, 0));
+	try("socket_netlink_uevent", try_socket(AF_NETLINK, SOCK_RAW, 15 /* KOBJECT_UEVENT */));
+	/* kept: each must work inside */
+	try("socket_unix", try_socket(AF_UNIX, SOCK_STREAM, 0));
+	try("socket_inet", try_socket(AF_INET, SOCK_STREAM, 0));
+	try("socket_inet6", try_socket(AF_INET6, SOCK_DGRAM, 0));
+	try("socket_netlink_route", try_socket(AF_NETLINK, SOCK_RAW, 0 /* NETLINK_ROUTE */));
+	try("mmap", mmap(NULL, 4096, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0) == MAP_FAILED ? -1 : 0);
+	return 0;
+}
+
+static int do_int80(void)
+{
+#if defined(__x86_64__)
+	long r;
+	__asm__ volatile("int $0x80" : "=a"(r) : "a"(20L) /* i386 getpid */ : "memory");
+	return result("int80", r < 0 ? -1 : 0, (int)-r);
+#else
+	printf("int80 ERR ENOSYS\n");
+	return 0;
+#endif
+}
+
+static void *thread_main(void *arg)
+{
+	return arg;
+}
+
+int main(int argc, char **argv)
+{
+	const char *cmd = argc > 1 ? argv[1] : "";
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (!strcmp(cmd, "read") && argc == 3)
+		return do_read(argv[2]);
+	if (!strcmp(cmd, "write") && argc == 3)
+		return do_write(argv[2]);
+	if (!strcmp(cmd, "connect") && argc == 4)
+		return do_connect(argv[2], argv[3]);
+	if (!strcmp(cmd, "tiocsti") && argc == 3)
+		return do_ioctl("ioctl", argv[2], TIOCSTI, "x");
+	if (!strcmp(cmd, "tiocsti-hi") && argc == 3)
+		return do_ioctl("ioctl", argv[2], (unsigned long)TIOCSTI | (1UL << 32), "x");
+	if (!strcmp(cmd, "tioclinux") && argc == 3) {
+		char sub = 6; /* TIOCL_GETSHIFTSTATE: harmless */
+		return do_ioctl("ioctl", argv[2], TIOCLINUX, &sub);
+	}
+	if (!strcmp(cmd, "tcgets") && argc == 3) {
+		struct termios t;
+		return do_ioctl("ioctl", argv[2], TCGETS, &t);
+	}
+	if (!strcmp(cmd, "fork") || !strcmp(cmd, "vfork")) {
+		pid_t p = !strcmp(cmd, "fork") ? fork() : vfork();
+		if (p == 0)
+			_exit(0);
+		int e = errno;
+		if (p > 0)
+			waitpid(p, NULL, 0);
+		return result(cmd, p, e);
+	}
+	if (!strcmp(cmd, "clone3")) {
+		uint64_t args[11] = { 0 };
+		args[4] = SIGCHLD; /* exit_signal */
+		long p = syscall(SYS_clone3, args, 88);
+		if (p == 0)
+			_exit(0);
+		int e = errno;
+		if (p > 0)
+			waitpid((pid_t)p, NULL, 0);
+		return result("clone3", p, e);
+	}
+	if (!strcmp(cmd, "thread")) {
+		pthread_t t;
+		int e = pthread_create(&t, NULL, thread_main, NULL);
+		if (e == 0)
+			pthread_join(t, NULL);
+		return result("thread", e ? -1 : 0, e);
+	}
+	if (!strcmp(cmd, "seccomp"))
+		return do_seccomp();
+	if (!strcmp(cmd, "int80"))
+		return do_int80();
+	fprintf(stderr, "usage: probe read|write PATH | connect IP PORT | tiocsti|tiocsti-hi|tioclinux|tcgets PATH | fork|vfork|clone3|thread | seccomp | int80\n");
+	return 2;
+}
