@@ -183,28 +183,81 @@ static int refuse(void)
 	return -1;
 }
 
+/* One exec call, whichever entry point it came through. */
+enum exec_kind { EXEC_VE, EXEC_VPE, EXEC_FD, EXEC_AT };
+
+struct exec_call {
+	enum exec_kind kind;
+	int dirfd; /* EXEC_FD: the program's fd; EXEC_AT: the directory */
+	const char *path;
+	char *const *argv;
+	char *const *envp;
+	int flags; /* EXEC_AT */
+};
+
+static enum policy_decision decide_call(const struct exec_call *c)
+{
+	switch (c->kind) {
+	case EXEC_VE:
+		return decide_exec(AT_FDCWD, c->path, c->argv, 0);
+	case EXEC_VPE:
+		return decide_execp(c->path, c->argv);
+	case EXEC_FD:
+		return decide_exec(c->dirfd, "", c->argv, CANON_EMPTY_PATH);
+	default:
+		return decide_exec(c->dirfd, c->path, c->argv,
+				   ((c->flags & AT_EMPTY_PATH) ? CANON_EMPTY_PATH : 0) |
+					   ((c->flags & AT_SYMLINK_NOFOLLOW) ? CANON_NOFOLLOW : 0));
+	}
+}
+
+static int call_real(const struct exec_call *c, char *const *env)
+{
+	switch (c->kind) {
+	case EXEC_VE:
+		return real_execve(c->path, c->argv, env);
+	case EXEC_VPE:
+		return real_execvpe(c->path, c->argv, env);
+	case EXEC_FD:
+		return real_fexecve(c->dirfd, c->argv, env);
+	default:
+		return real_execveat(c->dirfd, c->path, c->argv, env, c->flags);
+	}
+}
+
+/*
+ * Decides the call, then makes it with the environment the shim needs
+ * restored.  The guard is left before the real call: in a vfork child the
+ * exec replaces the process, and the parent must find its guard clear.
+ */
+static int guarded_exec(const struct exec_call *c)
+{
+	if (!shim_enter())
+		return call_real(c, c->envp);
+	int saved = errno;
+	enum policy_decision d = decide_call(c);
+	char *stack[STACK_ENV];
+	struct env_room room;
+	char *const *env = d == POLICY_ALLOW ? fixed_env(c->envp, &room, stack, STACK_ENV) : NULL;
+	shim_leave();
+	if (d != POLICY_ALLOW)
+		return refuse();
+	errno = saved;
+	int r = call_real(c, env);
+	saved = errno;
+	env_done(&room);
+	errno = saved;
+	return r;
+}
+
 static int do_execve(const char *path, char *const argv[], char *const envp[])
 {
 	if (MISSING(execve)) {
 		errno = ENOSYS;
 		return -1;
 	}
-	if (!shim_enter())
-		return real_execve(path, argv, envp);
-	int saved = errno;
-	enum policy_decision d = decide_exec(AT_FDCWD, path, argv, 0);
-	char *stack[STACK_ENV];
-	struct env_room room;
-	char *const *env = d == POLICY_ALLOW ? fixed_env(envp, &room, stack, STACK_ENV) : NULL;
-	shim_leave();
-	if (d != POLICY_ALLOW)
-		return refuse();
-	errno = saved;
-	int r = real_execve(path, argv, env);
-	saved = errno;
-	env_done(&room);
-	errno = saved;
-	return r;
+	struct exec_call c = { .kind = EXEC_VE, .path = path, .argv = argv, .envp = envp };
+	return guarded_exec(&c);
 }
 
 SHIM_EXPORT int execve(const char *path, char *const argv[], char *const envp[])
@@ -223,22 +276,8 @@ static int do_execvpe(const char *file, char *const argv[], char *const envp[])
 		errno = ENOSYS;
 		return -1;
 	}
-	if (!shim_enter())
-		return real_execvpe(file, argv, envp);
-	int saved = errno;
-	enum policy_decision d = decide_execp(file, argv);
-	char *stack[STACK_ENV];
-	struct env_room room;
-	char *const *env = d == POLICY_ALLOW ? fixed_env(envp, &room, stack, STACK_ENV) : NULL;
-	shim_leave();
-	if (d != POLICY_ALLOW)
-		return refuse();
-	errno = saved;
-	int r = real_execvpe(file, argv, env);
-	saved = errno;
-	env_done(&room);
-	errno = saved;
-	return r;
+	struct exec_call c = { .kind = EXEC_VPE, .path = file, .argv = argv, .envp = envp };
+	return guarded_exec(&c);
 }
 
 SHIM_EXPORT int execvp(const char *file, char *const argv[])
@@ -312,22 +351,8 @@ SHIM_EXPORT int fexecve(int fd, char *const argv[], char *const envp[])
 		errno = ENOSYS;
 		return -1;
 	}
-	if (!shim_enter())
-		return real_fexecve(fd, argv, envp);
-	int saved = errno;
-	enum policy_decision d = decide_exec(fd, "", argv, CANON_EMPTY_PATH);
-	char *stack[STACK_ENV];
-	struct env_room room;
-	char *const *env = d == POLICY_ALLOW ? fixed_env(envp, &room, stack, STACK_ENV) : NULL;
-	shim_leave();
-	if (d != POLICY_ALLOW)
-		return refuse();
-	errno = saved;
-	int r = real_fexecve(fd, argv, env);
-	saved = errno;
-	env_done(&room);
-	errno = saved;
-	return r;
+	struct exec_call c = { .kind = EXEC_FD, .dirfd = fd, .argv = argv, .envp = envp };
+	return guarded_exec(&c);
 }
 
 SHIM_EXPORT int execveat(int dirfd, const char *path, char *const argv[], char *const envp[],
@@ -337,24 +362,9 @@ SHIM_EXPORT int execveat(int dirfd, const char *path, char *const argv[], char *
 		errno = ENOSYS;
 		return -1;
 	}
-	if (!shim_enter())
-		return real_execveat(dirfd, path, argv, envp, flags);
-	int saved = errno;
-	unsigned cf = ((flags & AT_EMPTY_PATH) ? CANON_EMPTY_PATH : 0) |
-		      ((flags & AT_SYMLINK_NOFOLLOW) ? CANON_NOFOLLOW : 0);
-	enum policy_decision d = decide_exec(dirfd, path, argv, cf);
-	char *stack[STACK_ENV];
-	struct env_room room;
-	char *const *env = d == POLICY_ALLOW ? fixed_env(envp, &room, stack, STACK_ENV) : NULL;
-	shim_leave();
-	if (d != POLICY_ALLOW)
-		return refuse();
-	errno = saved;
-	int r = real_execveat(dirfd, path, argv, env, flags);
-	saved = errno;
-	env_done(&room);
-	errno = saved;
-	return r;
+	struct exec_call c = { .kind = EXEC_AT, .dirfd = dirfd, .path = path, .argv = argv,
+			       .envp = envp, .flags = flags };
+	return guarded_exec(&c);
 }
 
 /* posix_spawn(3) execs in a child libc makes itself, past our hooks: decide in the caller. */
