@@ -25,59 +25,7 @@ export TZ=UTC LC_ALL=C
 unset NO_COLOR
 mkdir -p "$HOME"
 
-NTESTS=0
-NFAILED=0
-
-pass() {
-	NTESTS=$((NTESTS + 1))
-	echo "ok $NTESTS - $1"
-}
-
-# fail DESC [DETAIL...]: each detail line is printed as a TAP comment.
-fail() {
-	NTESTS=$((NTESTS + 1))
-	NFAILED=$((NFAILED + 1))
-	echo "not ok $NTESTS - $1"
-	shift
-	for d in "$@"; do
-		printf '%s\n' "$d" | sed 's/^/#   /'
-	done
-}
-
-skip() {
-	NTESTS=$((NTESTS + 1))
-	echo "ok $NTESTS - $1 # SKIP skipped: $2"
-}
-
-# run ARG...: runs airlock; sets RC, output in $TMP/out and $TMP/err.
-run() {
-	"$AIRLOCK" "$@" >"$TMP/out" 2>"$TMP/err"
-	RC=$?
-}
-
-details() {
-	echo "exit status $RC"
-	sed 's/^/stdout: /' "$TMP/out"
-	sed 's/^/stderr: /' "$TMP/err"
-}
-
-# expect DESC STATUS ARG...: airlock ARG... exits with STATUS.
-expect() {
-	desc=$1 want=$2
-	shift 2
-	run "$@"
-	if [ "$RC" = "$want" ]; then pass "$desc"; else fail "$desc" "wanted exit $want" "$(details)"; fi
-}
-
-# has DESC FILE TEXT: FILE (out or err) of the last run contains TEXT.
-has() {
-	if grep -qF -- "$3" "$TMP/$2"; then pass "$1"; else fail "$1" "no '$3' in std$2" "$(details)"; fi
-}
-
-# lacks DESC FILE TEXT: FILE (out or err) of the last run does not contain TEXT.
-lacks() {
-	if grep -qF -- "$3" "$TMP/$2"; then fail "$1" "'$3' in std$2" "$(details)"; else pass "$1"; fi
-}
+. "$(dirname "$0")/lib.sh"
 
 # lines DESC N ARG...: airlock ARG... exits 0 and prints N lines.
 lines() {

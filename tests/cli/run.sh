@@ -19,59 +19,7 @@ unset XDG_CONFIG_HOME
 export LC_ALL=C
 mkdir -p "$HOME" "$TMP/ws"
 
-NTESTS=0
-NFAILED=0
-
-pass() {
-	NTESTS=$((NTESTS + 1))
-	echo "ok $NTESTS - $1"
-}
-
-# fail DESC [DETAIL...]: each detail line is printed as a TAP comment.
-fail() {
-	NTESTS=$((NTESTS + 1))
-	NFAILED=$((NFAILED + 1))
-	echo "not ok $NTESTS - $1"
-	shift
-	for d in "$@"; do
-		printf '%s\n' "$d" | sed 's/^/#   /'
-	done
-}
-
-skip() {
-	NTESTS=$((NTESTS + 1))
-	echo "ok $NTESTS - $1 # SKIP skipped: $2"
-}
-
-# run ARG...: runs airlock; sets RC, output in $TMP/out and $TMP/err.
-run() {
-	"$AIRLOCK" "$@" >"$TMP/out" 2>"$TMP/err"
-	RC=$?
-}
-
-details() {
-	echo "exit status $RC"
-	sed 's/^/stdout: /' "$TMP/out"
-	sed 's/^/stderr: /' "$TMP/err"
-}
-
-# expect DESC STATUS ARG...: airlock ARG... exits with STATUS.
-expect() {
-	desc=$1 want=$2
-	shift 2
-	run "$@"
-	if [ "$RC" = "$want" ]; then pass "$desc"; else fail "$desc" "wanted exit $want" "$(details)"; fi
-}
-
-# has DESC FILE TEXT: FILE (out or err) of the last run contains TEXT.
-has() {
-	if grep -qF -- "$3" "$TMP/$2"; then pass "$1"; else fail "$1" "no '$3' in std$2" "$(details)"; fi
-}
-
-# has_re DESC FILE ERE: a line of FILE (out or err) of the last run matches ERE.
-has_re() {
-	if grep -qE -- "$3" "$TMP/$2"; then pass "$1"; else fail "$1" "no /$3/ in std$2" "$(details)"; fi
-}
+. "$(dirname "$0")/lib.sh"
 
 # decide DECISION [-r RULE-TEXT] ARG...: `airlock check ARG...` prints DECISION first, exits
 # with its status (allow 0, ask 3, deny 4), and, with -r, names a rule containing RULE-TEXT.
