@@ -2,12 +2,14 @@
 #include "preload/canon.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -321,19 +323,58 @@ _Static_assert(sizeof(struct slot) == 256, "a slot is four cache lines");
  * Per thread, so lookups take no lock and no atomic read-modify-write.
  * initial-exec: the shim is loaded at startup by LD_PRELOAD, so its TLS is in
  * the static block and access is one %fs-relative load, never a
- * __tls_get_addr call (which may allocate).
+ * __tls_get_addr call (which may allocate).  The tables themselves (24 KiB)
+ * are mapped on a thread's first cached resolution, not kept in static TLS:
+ * every process and thread would otherwise zero them at start, and most
+ * processes (true, cc1, a shell's children) never resolve a path.
  */
 #define TLS __thread __attribute__((tls_model("initial-exec")))
-static TLS struct slot file_cache[FILE_SETS * CACHE_WAYS];
-static TLS struct slot dir_cache[DIR_SETS * CACHE_WAYS];
-static TLS struct {
-	unsigned long tag;
-	long stamp;
-	size_t len;
-	char path[CWD_MAX];
-} cwd_cache;
+struct thread_caches {
+	struct slot file[FILE_SETS * CACHE_WAYS];
+	struct slot dir[DIR_SETS * CACHE_WAYS];
+	struct {
+		unsigned long tag;
+		long stamp;
+		size_t len;
+		char path[CWD_MAX];
+	} cwd;
+};
+static TLS struct thread_caches *caches;
+#define file_cache (caches->file)
+#define dir_cache (caches->dir)
+#define cwd_cache (caches->cwd)
 /* Non-zero while this thread is inside the cache: a signal handler then bypasses it. */
 static TLS volatile unsigned cache_busy;
+
+static pthread_key_t caches_key;
+static pthread_once_t caches_once = PTHREAD_ONCE_INIT;
+static bool caches_keyed;
+
+static void caches_unmap(void *p)
+{
+	munmap(p, sizeof(struct thread_caches));
+}
+
+static void caches_key_init(void)
+{
+	caches_keyed = pthread_key_create(&caches_key, caches_unmap) == 0;
+}
+
+/* This thread's tables, mapped on first use (unmapped at thread exit); NULL: no cache. */
+static struct thread_caches *thread_caches(void)
+{
+	if (caches)
+		return caches;
+	void *p = mmap(NULL, sizeof(struct thread_caches), PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED)
+		return NULL;
+	pthread_once(&caches_once, caches_key_init);
+	if (caches_keyed)
+		pthread_setspecific(caches_key, p);
+	caches = p;
+	return caches;
+}
 
 static atomic_ulong local_gen;
 static _Atomic(unsigned long *) shared_gen;
@@ -615,7 +656,8 @@ static int resolve(int dirfd, const char *path, unsigned flags, char *out, size_
 		q.path = ".";
 		q.plen = 1;
 	}
-	q.use_cache = !(flags & CANON_NOCACHE) && (q.path[0] == '/' || dirfd == AT_FDCWD) && !cache_busy;
+	q.use_cache = !(flags & CANON_NOCACHE) && (q.path[0] == '/' || dirfd == AT_FDCWD) &&
+		      !cache_busy && thread_caches() != NULL;
 	if (q.use_cache) {
 		q.now = now_coarse();
 		q.use_cache = q.now >= 0; /* no clock, no TTL: no cache */

@@ -70,7 +70,11 @@ static enum policy_decision decide_exec(int dirfd, const char *path, char *const
 		argv = no_args;
 	if (!path)
 		return POLICY_ALLOW; /* the real call fails with EFAULT */
-	bool resolved = canon_path(dirfd, path, canon_flags, canon, sizeof canon) >= 0;
+	/*
+	 * Uncached: an exec usually runs in a child forked for it, whose cache
+	 * entries (copy-on-write pages) die with the exec a moment later.
+	 */
+	bool resolved = canon_path(dirfd, path, canon_flags | CANON_NOCACHE, canon, sizeof canon) >= 0;
 	if (!resolved)
 		snprintf(canon, sizeof canon, "%s", path);
 	if (path[0] == '/' || dirfd != AT_FDCWD || syscall(SYS_getcwd, cwd, sizeof cwd) < 0 ||

@@ -244,8 +244,37 @@ struct vslot {
 	char path[VCACHE_PATH];
 };
 
-static __thread struct vslot vcache[VCACHE_SLOTS] __attribute__((tls_model("initial-exec")));
+/* Mapped on a thread's first file decision (see canon.c: most processes make none). */
+static __thread struct vslot *vcache __attribute__((tls_model("initial-exec")));
 static __thread int vcache_busy __attribute__((tls_model("initial-exec")));
+static pthread_key_t vcache_key;
+static pthread_once_t vcache_once = PTHREAD_ONCE_INIT;
+
+static void vcache_unmap(void *p)
+{
+	munmap(p, VCACHE_SLOTS * sizeof(struct vslot));
+}
+
+static void vcache_key_init(void)
+{
+	if (pthread_key_create(&vcache_key, vcache_unmap) != 0)
+		vcache_key = (pthread_key_t)-1;
+}
+
+static struct vslot *vcache_get(void)
+{
+	if (vcache)
+		return vcache;
+	void *p = mmap(NULL, VCACHE_SLOTS * sizeof(struct vslot), PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED)
+		return NULL;
+	pthread_once(&vcache_once, vcache_key_init);
+	if (vcache_key != (pthread_key_t)-1)
+		pthread_setspecific(vcache_key, p);
+	vcache = p;
+	return vcache;
+}
 
 static uint32_t vcache_hash(const char *p, size_t len, unsigned action)
 {
@@ -266,9 +295,9 @@ static struct policy_verdict decide_cached(const struct policy_image *img, const
 					   size_t len, unsigned bit)
 {
 	uint32_t h = vcache_hash(path, len, bit);
-	struct vslot *slot = &vcache[h % VCACHE_SLOTS];
 	/* a signal handler that interrupts an update must not read half a slot */
-	bool usable = len < VCACHE_PATH && !vcache_busy;
+	bool usable = len < VCACHE_PATH && !vcache_busy && vcache_get() != NULL;
+	struct vslot *slot = usable ? &vcache[h % VCACHE_SLOTS] : NULL;
 	if (usable && slot->len == len && slot->hash == h && slot->action == bit &&
 	    memcmp(slot->path, path, len) == 0)
 		return slot->v;
