@@ -18,7 +18,8 @@ FUZZ_SMOKE_TIME ?= 8
 
 WARN := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wformat=2 \
 	-Wno-format-nonliteral
-CFLAGS_ALL := -std=gnu11 -g $(OPT) $(WARN) -fPIC -D_GNU_SOURCE -I. $(CFLAGS)
+NL_CFLAGS := $(shell pkg-config --cflags libnl-route-3.0 2>/dev/null || echo -I/usr/include/libnl3)
+CFLAGS_ALL := -std=gnu11 -g $(OPT) $(WARN) -fPIC -D_GNU_SOURCE -I. $(NL_CFLAGS) $(CFLAGS)
 LDFLAGS_ALL := $(LDFLAGS)
 ifeq ($(SAN),1)
 CFLAGS_ALL += -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
@@ -27,7 +28,8 @@ endif
 
 YAML_LIBS := $(shell pkg-config --libs yaml-0.1 2>/dev/null || echo -lyaml)
 CMOCKA_LIBS := $(shell pkg-config --libs cmocka 2>/dev/null || echo -lcmocka)
-LAUNCHER_LIBS := $(shell pkg-config --libs libseccomp json-c 2>/dev/null || echo -lseccomp -ljson-c)
+LAUNCHER_LIBS := $(shell pkg-config --libs libseccomp json-c libnl-route-3.0 libnl-3.0 2>/dev/null || \
+	echo -lseccomp -ljson-c -lnl-route-3 -lnl-3)
 
 # The image half of the policy engine: what the shim links (no libyaml, no allocation).
 IMAGE_SRCS := policy/image.c policy/glob.c policy/regex.c policy/netaddr.c policy/names.c
@@ -41,6 +43,9 @@ SHIM_SRCS := $(filter-out $(SHIM_CORE_SRCS),$(wildcard preload/*.c))
 SHIM_OBJS := $(SHIM_SRCS:%.c=$(BUILD)/shim/%.o) $(SHIM_CORE_SRCS:%.c=$(BUILD)/shim/%.o) \
 	$(IMAGE_SRCS:%.c=$(BUILD)/shim/%.o)
 SHIM_CORE_OBJS := $(SHIM_CORE_SRCS:%.c=$(BUILD)/%.o)
+# The egress proxy's parts: pure parsers and the relay (the launcher runs its loop).
+PROXY_SRCS := $(wildcard proxy/*.c)
+PROXY_OBJS := $(PROXY_SRCS:%.c=$(BUILD)/%.o)
 SUPPORT_SRCS := $(wildcard tests/support/*.c)
 SUPPORT_BINS := $(SUPPORT_SRCS:tests/support/%.c=$(BUILD)/tests/%)
 LAUNCHER_SRCS := $(wildcard launcher/*.c)
@@ -55,7 +60,8 @@ BENCH_BINS := $(BENCH_SRCS:tests/bench/%.c=$(BUILD)/bench/%)
 
 .PHONY: all deps check unit-tests run-unit cli-tests shim-tests run-tests check-asan fuzz fuzz-smoke bench demo clean
 
-all: $(BUILD)/airlock $(BUILD)/libairlock-policy.a $(BUILD)/airlock-preload.so
+all: $(BUILD)/airlock $(BUILD)/libairlock-policy.a $(BUILD)/airlock-preload.so \
+	$(BUILD)/libairlock-proxy.a
 
 deps:
 	@scripts/deps.sh
@@ -77,6 +83,10 @@ $(BUILD)/libairlock-shimcore.a: $(SHIM_CORE_OBJS)
 	@rm -f $@
 	ar rcs $@ $^
 
+$(BUILD)/libairlock-proxy.a: $(PROXY_OBJS)
+	@rm -f $@
+	ar rcs $@ $^
+
 $(BUILD)/shim/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -fvisibility=hidden -MMD -MP -c $< -o $@
@@ -93,9 +103,10 @@ $(BUILD)/airlock: $(LAUNCHER_OBJS) $(BUILD)/libairlock-policy.a $(BUILD)/libairl
 		-Wl,-Bdynamic -lpthread
 
 $(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libairlock-policy.a $(BUILD)/libairlock-shimcore.a \
-		tests/unit/testutil.h
+		$(BUILD)/libairlock-proxy.a tests/unit/testutil.h
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_ALL) -Itests/unit -o $@ $< $(BUILD)/libairlock-shimcore.a \
+	$(CC) $(CFLAGS_ALL) -Itests/unit -o $@ $< $(BUILD)/libairlock-proxy.a \
+		$(BUILD)/libairlock-shimcore.a \
 		$(BUILD)/libairlock-policy.a $(LDFLAGS_ALL) $(YAML_LIBS) $(CMOCKA_LIBS) \
 		$(UNIT_EXTRA) -lpthread
 
@@ -150,11 +161,11 @@ check: deps
 FUZZ_CFLAGS := -std=gnu11 -g -O1 -D_GNU_SOURCE -I. -Wall -Wextra -Werror \
 	-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
 
-$(BUILD)/fuzz/%: tests/fuzz/%.c $(POLICY_SRCS) $(SHIM_CORE_SRCS) policy/default_policy.S \
-		policy/default_policy.yaml
+$(BUILD)/fuzz/%: tests/fuzz/%.c $(POLICY_SRCS) $(SHIM_CORE_SRCS) $(PROXY_SRCS) \
+		policy/default_policy.S policy/default_policy.yaml
 	@mkdir -p $(dir $@)
-	$(FUZZ_CC) $(FUZZ_CFLAGS) -o $@ $< $(POLICY_SRCS) $(SHIM_CORE_SRCS) policy/default_policy.S \
-		$(YAML_LIBS)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -o $@ $< $(POLICY_SRCS) $(SHIM_CORE_SRCS) $(PROXY_SRCS) \
+		policy/default_policy.S $(YAML_LIBS)
 
 fuzz-smoke: $(FUZZ_BINS)
 	@set -e; for f in $(FUZZ_BINS); do n=$$(basename $$f); \

@@ -1,0 +1,206 @@
+/* test_relay.c — the proxy's relay over real TCP connections on 127.0.0.1: data, end-of-file, budget, errors. */
+#include "testutil.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "proxy/relay.h"
+
+/* Two connected TCP pairs on 127.0.0.1: the "sandbox" client pair and the "upstream" pair. */
+struct rig {
+	int agent;    /* what the sandboxed program holds */
+	int client;   /* the proxy's end of it */
+	int upstream; /* the proxy's connection to the server */
+	int server;   /* the server's end */
+};
+
+static void tcp_pair(int *a, int *b)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t len = sizeof sa;
+	int l = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	assert_true(l >= 0);
+	assert_int_equal(bind(l, (struct sockaddr *)&sa, sizeof sa), 0);
+	assert_int_equal(listen(l, 1), 0);
+	assert_int_equal(getsockname(l, (struct sockaddr *)&sa, &len), 0);
+	*a = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	assert_int_equal(connect(*a, (struct sockaddr *)&sa, sizeof sa), 0);
+	*b = accept4(l, NULL, NULL, SOCK_CLOEXEC);
+	assert_true(*b >= 0);
+	close(l);
+}
+
+static void rig_up(struct rig *g)
+{
+	tcp_pair(&g->agent, &g->client);
+	tcp_pair(&g->upstream, &g->server);
+	fcntl(g->client, F_SETFL, O_NONBLOCK);
+	fcntl(g->upstream, F_SETFL, O_NONBLOCK);
+	fcntl(g->agent, F_SETFL, O_NONBLOCK);
+	fcntl(g->server, F_SETFL, O_NONBLOCK);
+}
+
+static void rig_down(struct rig *g)
+{
+	int fds[] = { g->agent, g->client, g->upstream, g->server };
+	for (size_t i = 0; i < 4; i++)
+		if (fds[i] >= 0)
+			close(fds[i]);
+}
+
+/* The endpoints: each sends its pattern (total bytes) and reads what the other sent. */
+struct end {
+	int fd;
+	size_t to_send, sent, got;
+	unsigned char seed_out, seed_in;
+	bool bad, eof, shut;
+};
+
+static void end_io(struct end *e)
+{
+	unsigned char buf[8192];
+	while (e->sent < e->to_send) {
+		size_t n = e->to_send - e->sent < sizeof buf ? e->to_send - e->sent : sizeof buf;
+		for (size_t i = 0; i < n; i++)
+			buf[i] = (unsigned char)(e->seed_out + e->sent + i);
+		ssize_t w = write(e->fd, buf, n);
+		if (w <= 0)
+			break;
+		e->sent += (size_t)w;
+	}
+	if (e->sent == e->to_send && !e->shut) {
+		shutdown(e->fd, SHUT_WR);
+		e->shut = true;
+	}
+	for (;;) {
+		ssize_t r = read(e->fd, buf, sizeof buf);
+		if (r == 0)
+			e->eof = true;
+		if (r <= 0)
+			break;
+		for (ssize_t i = 0; i < r; i++)
+			if (buf[i] != (unsigned char)(e->seed_in + e->got + (size_t)i))
+				e->bad = true;
+		e->got += (size_t)r;
+	}
+}
+
+/* Runs the relay and both ends until the relay stops or 10 s pass. */
+static enum relay_state run(struct relay *r, struct end *a, struct end *s, struct rig *g)
+{
+	enum relay_state st = RELAY_RUNNING;
+	for (int i = 0; i < 100000 && st == RELAY_RUNNING; i++) {
+		struct pollfd p[4] = { { g->client, relay_want(r, g->client), 0 },
+				       { g->upstream, relay_want(r, g->upstream), 0 },
+				       { g->agent, POLLIN | POLLOUT, 0 },
+				       { g->server, POLLIN | POLLOUT, 0 } };
+		poll(p, 4, 100);
+		end_io(a);
+		end_io(s);
+		st = relay_pump(r);
+	}
+	end_io(a);
+	end_io(s);
+	return st;
+}
+
+static void test_both_ways_with_eof(void **state)
+{
+	(void)state;
+	struct rig g;
+	struct relay r;
+	rig_up(&g);
+	assert_int_equal(relay_init(&r, g.client, g.upstream, NULL), 0);
+	struct end a = { .fd = g.agent, .to_send = 3u << 20, .seed_out = 1, .seed_in = 7 };
+	struct end s = { .fd = g.server, .to_send = 5u << 20, .seed_out = 7, .seed_in = 1 };
+	assert_int_equal(run(&r, &a, &s, &g), RELAY_DONE);
+	assert_false(a.bad);
+	assert_false(s.bad);
+	assert_int_equal(s.got, 3u << 20);
+	assert_int_equal(a.got, 5u << 20);
+	assert_true(a.eof && s.eof);
+	assert_int_equal(r.side[RELAY_UP].bytes, 3u << 20);
+	assert_int_equal(r.side[RELAY_DOWN].bytes, 5u << 20);
+	relay_free(&r);
+	rig_down(&g);
+}
+
+static void test_half_close_keeps_the_other_way(void **state)
+{
+	(void)state;
+	struct rig g;
+	struct relay r;
+	rig_up(&g);
+	assert_int_equal(relay_init(&r, g.client, g.upstream, NULL), 0);
+	/* the agent sends nothing and closes its side first; the server still answers */
+	struct end a = { .fd = g.agent, .to_send = 0, .seed_in = 3 };
+	struct end s = { .fd = g.server, .to_send = 100000, .seed_out = 3 };
+	assert_int_equal(run(&r, &a, &s, &g), RELAY_DONE);
+	assert_int_equal(a.got, 100000);
+	assert_false(a.bad);
+	relay_free(&r);
+	rig_down(&g);
+}
+
+static void test_budget_stops_egress(void **state)
+{
+	(void)state;
+	struct rig g;
+	struct relay r;
+	uint64_t budget = 10000;
+	rig_up(&g);
+	assert_int_equal(relay_init(&r, g.client, g.upstream, &budget), 0);
+	struct end a = { .fd = g.agent, .to_send = 1u << 20, .seed_out = 9 };
+	struct end s = { .fd = g.server, .to_send = 0, .seed_in = 9 };
+	assert_int_equal(run(&r, &a, &s, &g), RELAY_OVER_BUDGET);
+	assert_int_equal(budget, 0);
+	assert_true(s.got <= 10000);
+	assert_int_equal(r.side[RELAY_UP].bytes + r.side[RELAY_UP].in_pipe, 10000);
+	assert_false(s.bad);
+	relay_free(&r);
+	rig_down(&g);
+}
+
+static void test_reset_is_an_error_or_end(void **state)
+{
+	(void)state;
+	struct rig g;
+	struct relay r;
+	rig_up(&g);
+	assert_int_equal(relay_init(&r, g.client, g.upstream, NULL), 0);
+	struct linger lg = { 1, 0 };
+	setsockopt(g.server, SOL_SOCKET, SO_LINGER, &lg, sizeof lg);
+	close(g.server); /* RST */
+	g.server = -1;
+	unsigned char x[4096] = { 0 };
+	for (int i = 0; i < 64; i++)
+		(void)write(g.agent, x, sizeof x);
+	enum relay_state st = RELAY_RUNNING;
+	for (int i = 0; i < 1000 && st == RELAY_RUNNING; i++) {
+		struct pollfd p[2] = { { g.client, relay_want(&r, g.client), 0 },
+				       { g.upstream, relay_want(&r, g.upstream), 0 } };
+		poll(p, 2, 10);
+		st = relay_pump(&r);
+	}
+	assert_true(st == RELAY_FAILED || st == RELAY_DONE);
+	if (st == RELAY_FAILED)
+		assert_true(r.error == ECONNRESET || r.error == EPIPE);
+	relay_free(&r);
+	rig_down(&g);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_both_ways_with_eof),
+		cmocka_unit_test(test_half_close_keeps_the_other_way),
+		cmocka_unit_test(test_budget_stops_egress),
+		cmocka_unit_test(test_reset_is_an_error_or_end),
+	};
+	return cmocka_run_group_tests_name("proxy relay", tests, NULL, NULL);
+}
