@@ -116,6 +116,8 @@ $(BUILD)/tests/test_seccomp: UNIT_EXTRA := $(LAUNCHER_LIBS)
 $(BUILD)/tests/test_audit: $(BUILD)/launcher/audit.o
 $(BUILD)/tests/test_audit: UNIT_EXTRA := $(BUILD)/launcher/audit.o $(LAUNCHER_LIBS)
 $(BUILD)/tests/test_sandbox: $(BUILD)/launcher/sandbox.o $(BUILD)/launcher/env.o
+$(BUILD)/tests/test_netns: $(BUILD)/launcher/netns.o
+$(BUILD)/tests/test_netns: UNIT_EXTRA := $(BUILD)/launcher/netns.o $(LAUNCHER_LIBS)
 $(BUILD)/tests/test_sandbox: UNIT_EXTRA := $(BUILD)/launcher/sandbox.o $(BUILD)/launcher/env.o \
 	$(LAUNCHER_LIBS)
 
