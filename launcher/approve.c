@@ -19,7 +19,9 @@ struct client {
 
 /* An ask waiting for its answer: the datagram is kept, the decoded message points into it. */
 struct pending {
-	int fd;
+	int fd;              /* the shim's connection, or -1 for an ask made in the launcher */
+	approve_done_fn done; /* an ask made in the launcher: told the answer instead of a shim */
+	void *done_arg;
 	pid_t pid;
 	uint8_t *data; /* owned */
 	struct channel_msg m;
@@ -218,8 +220,13 @@ static void resolve(struct approvals *a, size_t i, enum policy_decision d, enum 
 {
 	struct pending *p = &a->queue[i];
 	note_recent(a, p, d);
-	send_answer(p->fd, p->m.id, d, by, p->m.rule);
-	log_msg(a, &p->m, p->pid, d, by_name(by), (long)(now_ms() - p->since_ms));
+	if (p->done) {
+		/* the caller logs its own event (the proxy: one per connection, with its bytes) */
+		p->done(p->done_arg, d, by_name(by));
+	} else {
+		send_answer(p->fd, p->m.id, d, by, p->m.rule);
+		log_msg(a, &p->m, p->pid, d, by_name(by), (long)(now_ms() - p->since_ms));
+	}
 	free(p->data);
 	free(p->key);
 	memmove(p, p + 1, (a->nqueue - i - 1) * sizeof *p);
@@ -272,8 +279,11 @@ static void show_prompt(struct approvals *a)
 	char *what = subject(&p->m);
 	comm_of(p->pid, who, sizeof who);
 	rule_text(a, p->m.rule, rule, sizeof rule, &reason);
-	dprintf(a->tty, "\r\nairlock: pid %d (%s) asks to %s\r\n", (int)p->pid, who[0] ? who : "?",
-		what ? what : "?");
+	if (p->done)
+		dprintf(a->tty, "\r\nairlock: the sandbox asks to %s\r\n", what ? what : "?");
+	else
+		dprintf(a->tty, "\r\nairlock: pid %d (%s) asks to %s\r\n", (int)p->pid,
+			who[0] ? who : "?", what ? what : "?");
 	dprintf(a->tty, "  rule: %s%s%s\r\n", rule[0] ? rule : "the policy's default",
 		reason ? " - " : "", reason ? reason : "");
 	if (a->nqueue > 1)
@@ -336,6 +346,8 @@ static char *memory_key(const struct channel_msg *m)
 	return key;
 }
 
+static void enqueue(struct approvals *a, struct pending p);
+
 static void queue_ask(struct approvals *a, const struct client *c, pid_t pid, size_t len)
 {
 	struct pending p = { .fd = c->fd, .pid = pid, .since_ms = now_ms() };
@@ -344,6 +356,36 @@ static void queue_ask(struct approvals *a, const struct client *c, pid_t pid, si
 		free(p.data);
 		return;
 	}
+	enqueue(a, p);
+}
+
+int approve_ask_connect(struct approvals *a, const char *host, unsigned port, int32_t rule,
+			approve_done_fn done, void *arg)
+{
+	/* the same message a shim would send, so prompt, memory and log treat both alike */
+	struct channel_msg m = { .type = CHANNEL_ASK, .source = CHANNEL_SOURCE_CONNECT,
+				 .action = CHANNEL_ACTION_CONNECT, .decision = POLICY_ASK,
+				 .rule = rule, .host = host, .port = (uint16_t)port };
+	struct pending p = { .fd = -1, .done = done, .done_arg = arg, .pid = 0,
+			     .since_ms = now_ms() };
+	uint8_t buf[512];
+	int n = channel_encode(buf, sizeof buf, &m);
+	if (n < 0)
+		return n;
+	p.data = malloc((size_t)n);
+	if (!p.data)
+		return -ENOMEM;
+	memcpy(p.data, buf, (size_t)n);
+	if (channel_decode(p.data, (size_t)n, &p.m) < 0) {
+		free(p.data);
+		return -EINVAL;
+	}
+	enqueue(a, p);
+	return 0;
+}
+
+static void enqueue(struct approvals *a, struct pending p)
+{
 	p.key = memory_key(&p.m);
 	a->counts.asked++;
 	a->queue = xrealloc(a->queue, (a->nqueue + 1) * sizeof *a->queue);

@@ -156,6 +156,20 @@ int approve_timeout_ms(const struct approvals *a);
  */
 int approve_dispatch(struct approvals *a);
 
+/* Told the answer to an ask made with approve_ask_connect(): allow or deny, and who decided. */
+typedef void (*approve_done_fn)(void *arg, enum policy_decision d, const char *decided_by);
+
+/*
+ * Queues an ask made in the launcher itself — the proxy's, for a connection
+ * to host:port it holds while waiting — under the same prompt, session
+ * memory, headless rule and ask_timeout as a shim's.  done(arg, ...) is
+ * called exactly once (by approve_dispatch(), or with deny by
+ * approve_free()); possibly before this returns, when memory or the headless
+ * rule answers at once.  The caller logs the outcome.  0 or -errno.
+ */
+int approve_ask_connect(struct approvals *a, const char *host, unsigned port, int32_t rule,
+			approve_done_fn done, void *arg);
+
 /* Answers every waiting ask with deny (the session is ending) and frees everything.  Accepts NULL. */
 void approve_free(struct approvals *a);
 
