@@ -97,8 +97,10 @@ $(BUILD)/airlock-preload.so: $(SHIM_OBJS)
 # libyaml, libseccomp and json-c are linked in statically: every `airlock run`
 # starts a process, and loading three more shared objects was a quarter of the
 # launcher's start-up.
-$(BUILD)/airlock: $(LAUNCHER_OBJS) $(BUILD)/libairlock-policy.a $(BUILD)/libairlock-shimcore.a
-	$(CC) $(LDFLAGS_ALL) -o $@ $(LAUNCHER_OBJS) $(BUILD)/libairlock-shimcore.a \
+$(BUILD)/airlock: $(LAUNCHER_OBJS) $(BUILD)/libairlock-policy.a $(BUILD)/libairlock-shimcore.a \
+		$(BUILD)/libairlock-proxy.a
+	$(CC) $(LDFLAGS_ALL) -o $@ $(LAUNCHER_OBJS) $(BUILD)/libairlock-proxy.a \
+		$(BUILD)/libairlock-shimcore.a \
 		$(BUILD)/libairlock-policy.a -Wl,-Bstatic $(YAML_LIBS) $(LAUNCHER_LIBS) \
 		-Wl,-Bdynamic -lpthread
 

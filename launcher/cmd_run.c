@@ -2,8 +2,10 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <inttypes.h>
 #include <linux/close_range.h>
 #include <limits.h>
+#include <netinet/in.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -19,7 +21,10 @@
 
 #include "launcher/env.h"
 #include "launcher/launcher.h"
+#include "launcher/netns.h"
 #include "launcher/run.h"
+#include "policy/netaddr.h"
+#include "proxy/proxy.h"
 
 /* Exit statuses of `run` itself; otherwise the agent's (DESIGN.md step 10). */
 enum {
@@ -93,6 +98,11 @@ struct run {
 	int info_fd; /* read end of bwrap --info-fd, -1 when done */
 	char info[512];
 	size_t info_len;
+	/* network: proxy — the sandbox's own network namespace and the egress proxy */
+	bool proxy_on;
+	struct netns ns;
+	struct proxy *proxy;
+	int resolv_fd;
 };
 
 enum { OPT_POLICY = 256, OPT_WORKSPACE, OPT_HEADLESS, OPT_DEFAULT_ALLOW, OPT_NO_SANDBOX,
@@ -124,7 +134,7 @@ static int usage_error(const char *fmt, const char *arg)
 static int parse(int argc, char **argv, struct run_opts *o)
 {
 	int c;
-	o->env = calloc((size_t)argc + 1, sizeof *o->env);
+	o->env = calloc((size_t)argc + 16, sizeof *o->env); /* + --trace's and the proxy's */
 	if (!o->env)
 		return RUN_EXIT_FAILED;
 	optind = 1;
@@ -237,6 +247,20 @@ static int build_env(struct run *r)
 	char err[512];
 	if (r->o.trace)
 		r->o.env[r->o.nenv++] = "AIRLOCK_TRACE=1";
+	if (r->proxy_on) {
+		/* for programs that honour them; the others go through the transparent ports */
+		static char *const proxy_env[] = {
+			"HTTP_PROXY=http://127.0.0.1:3128", "HTTPS_PROXY=http://127.0.0.1:3128",
+			"ALL_PROXY=socks5h://127.0.0.1:1080", "NO_PROXY=localhost,127.0.0.1,::1",
+			"http_proxy=http://127.0.0.1:3128", "https_proxy=http://127.0.0.1:3128",
+			"all_proxy=socks5h://127.0.0.1:1080", "no_proxy=localhost,127.0.0.1,::1",
+		};
+		/* ahead of the user's --env, which may override them */
+		memmove(r->o.env + 8, r->o.env, r->o.nenv * sizeof *r->o.env);
+		for (size_t i = 0; i < 8; i++)
+			r->o.env[i] = proxy_env[i];
+		r->o.nenv += 8;
+	}
 	extern char **environ;
 	r->agent_env = env_build(r->src.policy, environ, r->o.env, r->session.id, err, sizeof err);
 	if (!r->agent_env) {
@@ -274,6 +298,31 @@ static int build_sandbox(struct run *r, struct sandbox_report *rep)
 			    "--no-sandbox runs without it)", err);
 		return RUN_EXIT_FAILED;
 	}
+	char resolv_path[PATH_MAX] = "/etc/resolv.conf";
+	if (r->proxy_on) {
+		/* the shims' sign that the proxy, not they, decides connections to its ports */
+		char *mark = NULL;
+		int mfd = asprintf(&mark, "%s/proxy", r->session.dir) < 0
+				  ? -1
+				  : open(mark, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0444);
+		free(mark);
+		if (mfd < 0) {
+			airlock_err("run: cannot mark the session for the proxy: %s", strerror(errno));
+			return RUN_EXIT_FAILED;
+		}
+		close(mfd);
+		/* the sandbox's resolver is ours: any address's port 53 reaches it */
+		static const char text[] = "# airlock: names are answered by the sandbox's own resolver\n"
+					   "nameserver 127.0.0.1\noptions edns0\n";
+		r->resolv_fd = memfd_create("airlock-resolv.conf", 0);
+		if (r->resolv_fd < 0 || write(r->resolv_fd, text, sizeof text - 1) != sizeof text - 1 ||
+		    lseek(r->resolv_fd, 0, SEEK_SET) != 0) {
+			airlock_err("run: cannot prepare the sandbox's resolv.conf: %s", strerror(errno));
+			return RUN_EXIT_FAILED;
+		}
+		if (!realpath("/etc/resolv.conf", resolv_path))
+			snprintf(resolv_path, sizeof resolv_path, "/etc/resolv.conf");
+	}
 	char *policy_file = strcmp(r->src.name, "<default>") ? realpath(r->src.name, NULL) : NULL;
 	if (strcmp(r->src.name, "<default>") && !policy_file) {
 		airlock_err("run: %s: %s", r->src.name, strerror(errno));
@@ -295,6 +344,9 @@ static int build_sandbox(struct run *r, struct sandbox_report *rep)
 		.policy_file = policy_file,
 		.unprivileged = geteuid() != 0,
 		.seccomp_fd = r->seccomp_fd,
+		.netns = r->proxy_on,
+		.resolv_fd = r->resolv_fd,
+		.resolv_path = resolv_path,
 		.env = r->agent_env,
 		.program = r->program,
 		.argv = r->o.cmd,
@@ -330,6 +382,103 @@ static int block_signals(struct run *r, sigset_t *old)
 	return r->sigfd < 0 ? -errno : 0;
 }
 
+/* ---- the egress proxy (network: proxy) ------------------------------------------------- */
+
+static int proxy_ask(void *ctx, const char *host, unsigned port, int32_t rule, proxy_done_fn done,
+		     void *arg)
+{
+	struct run *r = ctx;
+	return approve_ask_connect(r->approvals, host, port, rule, done, arg);
+}
+
+static void proxy_event(void *ctx, const struct proxy_event *ev)
+{
+	struct run *r = ctx;
+	struct policy_rule_info info;
+	char rule[1100], msg[512];
+	bool described = policy_rule_describe(r->src.img, ev->rule, &info) == 0;
+	if (described)
+		snprintf(rule, sizeof rule, "%s:%u", info.file, info.line);
+	snprintf(msg, sizeof msg, "%s%s%" PRIu64 " bytes up, %" PRIu64 " down, %lld ms, via %s",
+		 ev->why ? ev->why : "", ev->why ? "; " : "", ev->bytes_up, ev->bytes_down,
+		 ev->duration_ms, ev->via);
+	struct audit_event ae = { .source = "proxy", .network_dst = ev->destination,
+				  .decision = policy_decision_name(ev->decision),
+				  .decided_by = ev->decided_by, .rule = described ? rule : NULL,
+				  .reason = described ? info.reason : NULL, .response_time_ms = -1,
+				  .message = msg };
+	if (r->log)
+		(void)audit_write(r->log, &ae);
+}
+
+static void proxy_dns(void *ctx, const char *name, const char *address)
+{
+	(void)ctx;
+	(void)name;
+	(void)address; /* names alone are not decisions: the connection that follows is logged */
+}
+
+/* The ports the policy's network rules name, for transparent listeners besides 80 and 443. */
+static size_t rule_ports(const struct policy *p, uint16_t *out, size_t cap)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < p->nrules && n < cap; i++) {
+		struct netdest d;
+		char why[128];
+		const struct policy_rule *pr = &p->rules[i];
+		if (pr->kind != POLICY_RULE_NETWORK ||
+		    netdest_parse(pr->destination, pr->match, &d, why, sizeof why) != 0 || !d.port ||
+		    d.port == NETNS_HTTP_PROXY_PORT || d.port == NETNS_SOCKS_PORT)
+			continue;
+		out[n++] = (uint16_t)d.port;
+	}
+	return n;
+}
+
+static int start_proxy(struct run *r, char **argv, const sigset_t *old)
+{
+	static char *empty_env[] = { NULL };
+	uint16_t ports[NETNS_MAX_PORTS];
+	char err[512];
+	struct netns_options no = { .ports = ports,
+				    .nports = rule_ports(r->src.policy, ports, NETNS_MAX_PORTS),
+				    .exec_path = r->bwrap, .exec_argv = argv, .exec_envp = empty_env,
+				    .exec_sigmask = old };
+	if (netns_start(&no, &r->ns, err, sizeof err) < 0) {
+		airlock_err("run: cannot make the sandbox's network namespace: %s", err);
+		return -EIO;
+	}
+	struct proxy_listener *l = calloc(r->ns.nlisteners ? r->ns.nlisteners : 1, sizeof *l);
+	if (!l)
+		return -ENOMEM;
+	static const enum proxy_role roles[NETNS_ROLE_MAX] = { PROXY_TRANSPARENT, PROXY_HTTP,
+								PROXY_SOCKS, PROXY_DNS };
+	for (size_t i = 0; i < r->ns.nlisteners; i++) {
+		const struct netns_listener *nl = &r->ns.listeners[i];
+		l[i] = (struct proxy_listener){ .fd = nl->fd,
+						.type = nl->proto == IPPROTO_UDP ? SOCK_DGRAM : SOCK_STREAM,
+						.role = roles[nl->role], .port = nl->port };
+	}
+	const struct policy_limits *lim = &r->src.policy->limits;
+	struct proxy_options po = {
+		.img = r->src.img,
+		.hooks = { .ctx = r, .ask = proxy_ask, .event = proxy_event, .dns = proxy_dns },
+		.max_egress_bytes = (lim->set & POLICY_LIMIT_MAX_EGRESS_BYTES) ? lim->max_egress_bytes : 0,
+	};
+	r->proxy = proxy_new(l, r->ns.nlisteners, &po, err, sizeof err);
+	free(l);
+	if (!r->proxy) {
+		airlock_err("run: %s", err);
+		return -EIO;
+	}
+	if (netns_go(&r->ns, err, sizeof err) < 0) {
+		airlock_err("run: cannot start the sandbox: %s", err);
+		return -EIO;
+	}
+	r->child = r->ns.pid;
+	return 0;
+}
+
 /*
  * bwrap's options go through `--args FD` (NUL-separated, from a memfd): its
  * command line, which every user can read in /proc, then shows no --setenv
@@ -359,10 +508,28 @@ static int args_fd(char **argv, int info_fd, size_t *rest)
 	return fd;
 }
 
+/* bwrap --args FD -- PROGRAM ARGS: the argv to exec, malloc'ed; NULL on failure. */
+static char **bwrap_command(struct run *r, int afd, size_t rest, char *fdnum, size_t fdcap)
+{
+	size_t n = 0;
+	while (r->bwrap_argv[n])
+		n++;
+	char **argv = calloc(n - rest + 4, sizeof *argv);
+	if (!argv)
+		return NULL;
+	snprintf(fdnum, fdcap, "%d", afd);
+	argv[0] = r->bwrap_argv[0];
+	argv[1] = "--args";
+	argv[2] = fdnum;
+	memcpy(argv + 3, r->bwrap_argv + rest, (n - rest) * sizeof *argv);
+	return argv;
+}
+
 static int spawn(struct run *r, const sigset_t *old)
 {
-	int info[2] = { -1, -1 }, afd = -1;
-	size_t rest = 0, n = 0;
+	int info[2] = { -1, -1 }, afd = -1, ret = 0;
+	size_t rest = 0;
+	char fdnum[16], **argv = NULL;
 	static char *empty_env[] = { NULL };
 	if (!r->o.no_sandbox) {
 		/* the write end stays open in bwrap (no close-on-exec) for its --info-fd */
@@ -370,33 +537,27 @@ static int spawn(struct run *r, const sigset_t *old)
 			return -errno;
 		fcntl(info[0], F_SETFD, FD_CLOEXEC);
 		afd = args_fd(r->bwrap_argv, info[1], &rest);
-		while (r->bwrap_argv[n])
-			n++;
-		if (afd < 0)
-			return afd;
+		if (afd < 0 || !(argv = bwrap_command(r, afd, rest, fdnum, sizeof fdnum)))
+			return afd < 0 ? afd : -ENOMEM;
 	}
-	r->child = fork();
-	if (r->child < 0)
-		return -errno;
-	if (r->child == 0) {
-		sigprocmask(SIG_SETMASK, old, NULL);
-		if (r->o.no_sandbox) {
-			execve(r->program, r->o.cmd, r->agent_env);
-			_exit(errno == ENOENT ? RUN_EXIT_NOT_FOUND : RUN_EXIT_NOT_EXECUTABLE);
-		}
-		char fdnum[16];
-		snprintf(fdnum, sizeof fdnum, "%d", afd);
-		char **argv = calloc(n - rest + 4, sizeof *argv);
-		if (!argv)
+	if (r->proxy_on) {
+		ret = start_proxy(r, argv, old);
+	} else {
+		r->child = fork();
+		if (r->child < 0)
+			ret = -errno;
+		if (r->child == 0) {
+			sigprocmask(SIG_SETMASK, old, NULL);
+			if (r->o.no_sandbox) {
+				execve(r->program, r->o.cmd, r->agent_env);
+				_exit(errno == ENOENT ? RUN_EXIT_NOT_FOUND : RUN_EXIT_NOT_EXECUTABLE);
+			}
+			execve(r->bwrap, argv, empty_env);
+			fprintf(stderr, "airlock: run: cannot start %s: %s\n", r->bwrap, strerror(errno));
 			_exit(RUN_EXIT_FAILED);
-		argv[0] = r->bwrap_argv[0];
-		argv[1] = "--args";
-		argv[2] = fdnum;
-		memcpy(argv + 3, r->bwrap_argv + rest, (n - rest) * sizeof *argv);
-		execve(r->bwrap, argv, empty_env);
-		fprintf(stderr, "airlock: run: cannot start %s: %s\n", r->bwrap, strerror(errno));
-		_exit(RUN_EXIT_FAILED);
+		}
 	}
+	free(argv);
 	if (!r->o.no_sandbox) {
 		close(info[1]);
 		close(afd);
@@ -405,7 +566,7 @@ static int spawn(struct run *r, const sigset_t *old)
 	} else {
 		r->agent = r->child;
 	}
-	return 0;
+	return ret;
 }
 
 /* Reads bwrap's info JSON; once complete, finds the agent: the only child of the sandbox's init. */
@@ -479,10 +640,14 @@ static int serve(struct run *r)
 	bool timed_out = false;
 	int status = -1;
 	while (status < 0) {
-		struct pollfd fds[3] = { { approve_fd(r->approvals), POLLIN, 0 },
+		struct pollfd fds[4] = { { approve_fd(r->approvals), POLLIN, 0 },
 					 { r->sigfd, POLLIN, 0 },
+					 { r->proxy ? proxy_fd(r->proxy) : -1, POLLIN, 0 },
 					 { r->info_fd, POLLIN, 0 } };
 		int t = approve_timeout_ms(r->approvals);
+		int pt = r->proxy ? proxy_timeout_ms(r->proxy) : -1;
+		if (pt >= 0 && (t < 0 || pt < t))
+			t = pt;
 		long long now = mono_ms();
 		if (limit >= 0 && !timed_out) {
 			long long left = start + limit - now;
@@ -492,10 +657,12 @@ static int serve(struct run *r)
 			long long left = kill_at - now;
 			t = left <= 0 ? 0 : (t < 0 || left < t) ? (int)left : t;
 		}
-		if (poll(fds, r->info_fd >= 0 ? 3 : 2, t) < 0 && errno != EINTR)
+		if (poll(fds, r->info_fd >= 0 ? 4 : 3, t) < 0 && errno != EINTR)
 			break;
 		approve_dispatch(r->approvals);
-		if (r->info_fd >= 0 && (fds[2].revents & (POLLIN | POLLHUP)))
+		if (r->proxy)
+			proxy_dispatch(r->proxy);
+		if (r->info_fd >= 0 && (fds[3].revents & (POLLIN | POLLHUP)))
 			read_info(r);
 		if (limit >= 0 && !timed_out && mono_ms() >= start + limit) {
 			timed_out = true;
@@ -549,7 +716,11 @@ static void log_end(struct run *r, int status)
 
 static void run_release(struct run *r)
 {
-	approve_free(r->approvals);
+	approve_free(r->approvals); /* first: it answers the proxy's waiting asks */
+	proxy_free(r->proxy);
+	netns_close(&r->ns);
+	if (r->resolv_fd >= 0)
+		close(r->resolv_fd);
 	audit_close(r->log);
 	session_destroy(&r->session);
 	policy_source_release(&r->src);
@@ -576,6 +747,7 @@ static int prepare(struct run *r, struct sandbox_report *rep)
 	enum policy_source_status ps = policy_source_open(&so, &r->src, &perr);
 	if (ps != POLICY_SOURCE_OK)
 		return policy_source_report(ps, &perr);
+	r->proxy_on = !r->o.no_sandbox && r->src.policy->sandbox.network == POLICY_NETWORK_PROXY;
 	r->program = canon_program(r->o.cmd[0]);
 	if (!r->program) {
 		airlock_err("run: %s: %s", r->o.cmd[0], strerror(errno));
@@ -609,7 +781,8 @@ int cmd_run(int argc, char **argv)
 	sigset_t old;
 	char err[512];
 	memset(&r, 0, sizeof r);
-	r.seccomp_fd = r.sigfd = r.info_fd = -1;
+	r.seccomp_fd = r.sigfd = r.info_fd = r.resolv_fd = -1;
+	r.ns.sock = -1;
 	r.session.channel_fd = -1;
 	/*
 	 * Nothing the caller left open crosses into the sandbox: an inherited
@@ -618,6 +791,7 @@ int cmd_run(int argc, char **argv)
 	if (close_range(3, ~0U, CLOSE_RANGE_CLOEXEC) != 0)
 		for (int fd = 3; fd < 1024; fd++)
 			fcntl(fd, F_SETFD, FD_CLOEXEC);
+	signal(SIGPIPE, SIG_IGN); /* a peer that went away is an EPIPE to handle, not a death */
 	int st = parse(argc, argv, &r.o);
 	if (st < 0)
 		st = prepare(&r, &rep);

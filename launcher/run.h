@@ -30,6 +30,10 @@ struct sandbox_config {
 	const char *policy_file;        /* host path of the policy file, or NULL (built-in) */
 	bool unprivileged;              /* not root: --unshare-user */
 	int seccomp_fd;                 /* fd for --seccomp (inherited by bwrap), or -1 */
+	bool netns;                     /* bwrap starts inside the sandbox's own network namespace
+					   (network: proxy): no --unshare-net */
+	int resolv_fd;                  /* with netns: the resolv.conf text for --ro-bind-data, or -1 */
+	const char *resolv_path;        /* where /etc/resolv.conf really is (it may be a symlink) */
 	char *const *env;               /* NAME=VALUE, NULL-terminated: the agent's whole environment */
 	const char *program;            /* absolute path of the agent's program */
 	char *const *argv;              /* the agent's argv, NULL-terminated (argv[0] as given) */

@@ -72,6 +72,7 @@ enum sandbox_op_kind {
 	SANDBOX_OP_CLEARENV,
 	SANDBOX_OP_SETENV,      /* a: name, b: value */
 	SANDBOX_OP_CHDIR,       /* a: directory */
+	SANDBOX_OP_RO_BIND_DATA, /* a: fd, b: destination file */
 	SANDBOX_OP_MAX
 };
 
@@ -103,6 +104,7 @@ static const struct {
 	[SANDBOX_OP_CLEARENV] = { "--clearenv", 0 },
 	[SANDBOX_OP_SETENV] = { "--setenv", 2 },
 	[SANDBOX_OP_CHDIR] = { "--chdir", 1 },
+	[SANDBOX_OP_RO_BIND_DATA] = { "--ro-bind-data", 2 },
 };
 
 /* One setup operation.  Strings owned. */
@@ -343,8 +345,9 @@ static bool policy_has_network_rules(const struct policy *p)
 
 /*
  * Namespaces: pid, ipc, uts, cgroup (when the kernel has it) always; user
- * when not root (bwrap is not setuid on Debian); net unless network: host.
- * network: proxy behaves as none until the egress proxy lands: fail closed.
+ * when not root (bwrap is not setuid on Debian); net for network: none, and
+ * for proxy unless the launcher already made the sandbox's own network
+ * namespace (cfg->netns: bwrap then runs inside it and must not leave it).
  * --cap-drop ALL matters as root; unprivileged bwrap accepts it too (the
  * user namespace gives the sandbox no capabilities anyway).
  */
@@ -362,7 +365,7 @@ static int namespaces_add(struct builder *b)
 	if (!r)
 		r = op_add(b, SANDBOX_OP_CAP_DROP, "ALL", NULL);
 	enum policy_network_mode net = b->cfg->policy->sandbox.network;
-	if (!r && net != POLICY_NETWORK_HOST) {
+	if (!r && net != POLICY_NETWORK_HOST && !(net == POLICY_NETWORK_PROXY && b->cfg->netns)) {
 		r = op_add(b, SANDBOX_OP_UNSHARE_NET, NULL, NULL);
 		b->rep->network_rules_ignored = policy_has_network_rules(b->cfg->policy);
 	}
@@ -759,9 +762,21 @@ static int env_add(struct builder *b)
 	return r;
 }
 
+/* The sandbox's resolver: cfg->resolv_fd's text over /etc/resolv.conf (where it really lives). */
+static int resolv_add(struct builder *b)
+{
+	char fd[16];
+	if (b->cfg->resolv_fd < 0 || !b->cfg->netns)
+		return 0;
+	snprintf(fd, sizeof fd, "%d", b->cfg->resolv_fd);
+	return op_add(b, SANDBOX_OP_RO_BIND_DATA, fd, b->cfg->resolv_path);
+}
+
 static int process_add(struct builder *b)
 {
-	int r = seccomp_add(b);
+	int r = resolv_add(b);
+	if (!r)
+		r = seccomp_add(b);
 	if (!r)
 		r = env_add(b);
 	if (!r)

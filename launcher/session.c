@@ -91,7 +91,7 @@ static int write_file(const char *path, const void *data, size_t size, mode_t mo
 
 /* The files a session directory holds, besides the channel socket. */
 static const char *const session_files[] = { "policy.img", RUN_SHIM_NAME, "channel",
-					      "launcher.pid" };
+					      "launcher.pid", "proxy" };
 
 static void remove_session_dir(const char *dir)
 {

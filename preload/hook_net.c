@@ -7,15 +7,32 @@
 
 #include "preload/shim.h"
 
-/* True for loopback port 53: the sandbox's own resolver, whose names the proxy decides. */
-static bool local_dns(const struct sockaddr *sa)
+/* Port 3128 is the sandbox's HTTP proxy, 1080 its SOCKS5 proxy (launcher/netns.h). */
+#define PROXY_HTTP_PORT 3128
+#define PROXY_SOCKS_PORT 1080
+
+/*
+ * True for loopback port 53 — the sandbox's own resolver, which answers fake
+ * addresses and never forwards — and, behind the proxy, for the proxy's own
+ * ports: the proxy decides and logs the destination the client names there.
+ */
+static bool local_service(const struct sockaddr *sa)
 {
+	unsigned port;
+	bool loopback;
 	if (sa->sa_family == AF_INET) {
 		const struct sockaddr_in *in = (const void *)sa;
-		return ntohs(in->sin_port) == 53 && (ntohl(in->sin_addr.s_addr) >> 24) == 127;
+		port = ntohs(in->sin_port);
+		loopback = (ntohl(in->sin_addr.s_addr) >> 24) == 127;
+	} else {
+		const struct sockaddr_in6 *in6 = (const void *)sa;
+		port = ntohs(in6->sin6_port);
+		loopback = IN6_IS_ADDR_LOOPBACK(&in6->sin6_addr);
 	}
-	const struct sockaddr_in6 *in6 = (const void *)sa;
-	return ntohs(in6->sin6_port) == 53 && IN6_IS_ADDR_LOOPBACK(&in6->sin6_addr);
+	if (!loopback)
+		return false;
+	return port == 53 ||
+	       ((port == PROXY_HTTP_PORT || port == PROXY_SOCKS_PORT) && shim_behind_proxy());
 }
 
 /*
@@ -40,7 +57,7 @@ static bool net_denied(const struct sockaddr *addr, socklen_t len)
 	} else {
 		return false;
 	}
-	if (port == 0 || local_dns(addr) || !shim_enter())
+	if (port == 0 || local_service(addr) || !shim_enter())
 		return false;
 	int saved = errno;
 	const struct policy_image *img = shim_image();

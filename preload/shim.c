@@ -165,6 +165,26 @@ static void init_once_fn(void)
 	errno = saved;
 }
 
+static pthread_once_t proxy_once = PTHREAD_ONCE_INIT;
+static bool behind_proxy;
+
+/* The launcher marks a session whose egress goes through its proxy with a file in the session dir. */
+static void proxy_once_fn(void)
+{
+	char path[4096];
+	int saved = errno;
+	behind_proxy = session_dir && shim_join(path, sizeof path, session_dir, "/proxy", (char *)NULL) &&
+		       syscall(SYS_faccessat, AT_FDCWD, path, F_OK, 0) == 0;
+	errno = saved;
+}
+
+bool shim_behind_proxy(void)
+{
+	shim_init();
+	pthread_once(&proxy_once, proxy_once_fn);
+	return behind_proxy;
+}
+
 static void image_once_fn(void)
 {
 	int saved = errno;

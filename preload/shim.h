@@ -132,6 +132,13 @@ unsigned shim_open_canon_flags(int flags);
  */
 bool shim_spawn_dir(const posix_spawn_file_actions_t *fa, char *out, size_t cap);
 
+/*
+ * True when the session's egress goes through the launcher's proxy (the
+ * session dir holds a "proxy" file): connections to the proxy's own ports
+ * on loopback are then the proxy's to decide and log, not the shim's.
+ */
+bool shim_behind_proxy(void);
+
 /* Called after every successful call that changed the file namespace. */
 void shim_namespace_changed(void);
 

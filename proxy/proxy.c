@@ -575,6 +575,11 @@ static void start_relay(struct conn *c)
 		return;
 	}
 	c->relaying = true;
+	/* what went up before the relay counts too, against the budget as well */
+	uint64_t early = (uint64_t)(c->prefix_len > 0 ? c->prefix_len : 0) + (c->len - c->forward_from);
+	c->relay.side[RELAY_UP].bytes += early;
+	if (c->p->limited)
+		c->p->budget = c->p->budget > early ? c->p->budget - early : 0;
 	c->st = CS_RELAY;
 	watch(c->p, c->cfd, to_epoll(relay_want(&c->relay, c->cfd)), &c->ctag, false);
 	watch(c->p, c->ufd, to_epoll(relay_want(&c->relay, c->ufd)), &c->utag, false);
