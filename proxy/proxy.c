@@ -204,6 +204,7 @@ static void refuse(struct conn *c, const char *why)
 /* ---- connecting ------------------------------------------------------------------------- */
 
 static void start_relay(struct conn *c);
+static bool send_all(int fd, const void *buf, size_t len);
 
 /* True when rule is a network rule whose destination is an address or address range. */
 static bool rule_names_address(const struct policy_image *img, int32_t rule)
@@ -503,6 +504,25 @@ static void sniff_socks_proxy(struct conn *c)
 	decide(c);
 }
 
+/* DNS over TCP (RFC 7766): answer each length-prefixed query in the stream; the client closes. */
+static void dns_tcp(struct conn *c)
+{
+	const uint8_t *msg;
+	size_t msglen, used;
+	while ((used = dns_tcp_next(c->buf, c->len, &msg, &msglen)) > 0) {
+		uint8_t out[DNS_UDP_MAX + 2];
+		struct dns_query_info info;
+		int n = dns_answer(c->p->dns, msg, msglen, true, out, sizeof out, &info);
+		c->p->stats.dns_queries++;
+		if (n > 0 && !send_all(c->cfd, out, (size_t)n)) {
+			conn_free(c);
+			return;
+		}
+		memmove(c->buf, c->buf + used, c->len - used);
+		c->len -= used;
+	}
+}
+
 static void client_readable(struct conn *c)
 {
 	if (c->len == sizeof c->buf) {
@@ -511,8 +531,10 @@ static void client_readable(struct conn *c)
 	}
 	ssize_t n = recv(c->cfd, c->buf + c->len, sizeof c->buf - c->len, 0);
 	if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) {
-		c->why = "the client went away before saying where to";
-		report(c, POLICY_DENY);
+		if (c->role != PROXY_DNS) {
+			c->why = "the client went away before saying where to";
+			report(c, POLICY_DENY);
+		}
 		conn_free(c);
 		return;
 	}
@@ -521,6 +543,9 @@ static void client_readable(struct conn *c)
 	c->len += (size_t)n;
 	c->last_ms = now_ms();
 	switch (c->role) {
+	case PROXY_DNS:
+		dns_tcp(c);
+		break;
 	case PROXY_HTTP:
 		sniff_http_proxy(c);
 		break;
@@ -722,7 +747,9 @@ static void expire(struct proxy *p)
 	long long now = now_ms(), idle = (long long)p->opt.idle_timeout_s * 1000;
 	for (struct conn *c = p->conns, *next; c; c = next) {
 		next = c->next;
-		if (c->st == CS_SNIFF && now - c->start_ms > SNIFF_TIMEOUT_MS)
+		if (c->st == CS_SNIFF && c->role == PROXY_DNS && now - c->last_ms > SNIFF_TIMEOUT_MS)
+			conn_free(c);
+		else if (c->st == CS_SNIFF && now - c->start_ms > SNIFF_TIMEOUT_MS)
 			refuse(c, "the client never said where to");
 		else if (c->st == CS_CONNECTING && now - c->last_ms > CONNECT_TIMEOUT_MS)
 			refuse(c, "the destination did not answer");
@@ -744,10 +771,8 @@ int proxy_dispatch(struct proxy *p)
 			struct lsn *ls = t->ptr;
 			if (ls->l.type == SOCK_DGRAM)
 				dns_udp(p, ls->l.fd);
-			else if (ls->l.role != PROXY_DNS)
-				accept_conn(p, ls);
 			else
-				(void)0; /* DNS over TCP: see below */
+				accept_conn(p, ls);
 			break;
 		}
 		case TAG_CLIENT:
