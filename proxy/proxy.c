@@ -760,12 +760,32 @@ static void expire(struct proxy *p)
 	}
 }
 
+/*
+ * True when t still belongs to something alive: handling one event can free
+ * a connection whose other socket has an event later in the same batch.
+ * Checked by address only — a freed connection's tag must not be read.
+ */
+static bool tag_alive(const struct proxy *p, const struct tag *t)
+{
+	if (t == &p->rtag)
+		return true;
+	for (size_t i = 0; i < p->nlsn; i++)
+		if (t == &p->lsn[i].tag)
+			return true;
+	for (const struct conn *c = p->conns; c; c = c->next)
+		if (t == &c->ctag || t == &c->utag)
+			return true;
+	return false;
+}
+
 int proxy_dispatch(struct proxy *p)
 {
 	struct epoll_event evs[64];
 	int n = epoll_wait(p->ep, evs, 64, 0);
 	for (int i = 0; i < n; i++) {
 		struct tag *t = evs[i].data.ptr;
+		if (!tag_alive(p, t))
+			continue;
 		switch (t->kind) {
 		case TAG_LISTENER: {
 			struct lsn *ls = t->ptr;
@@ -785,16 +805,6 @@ int proxy_dispatch(struct proxy *p)
 			resolved(p);
 			break;
 		}
-		/* a connection freed above may have had a second event in this batch */
-		if (t->kind == TAG_CLIENT || t->kind == TAG_UPSTREAM)
-			for (int k = i + 1; k < n; k++) {
-				struct tag *u = evs[k].data.ptr;
-				bool alive = false;
-				for (struct conn *c = p->conns; c && !alive; c = c->next)
-					alive = u->ptr == c;
-				if ((u->kind == TAG_CLIENT || u->kind == TAG_UPSTREAM) && !alive)
-					evs[k].data.ptr = &p->rtag; /* harmless: reads the resolver pipe */
-			}
 	}
 	expire(p);
 	return n > 0 ? n : 0;

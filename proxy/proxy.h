@@ -104,7 +104,11 @@ struct proxy_stats {
 };
 void proxy_stats(const struct proxy *p, struct proxy_stats *out);
 
-/* Closes every connection (logging each) and frees everything.  Accepts NULL. */
+/*
+ * Closes every connection (logging each) and frees everything.  Every ask
+ * must have been answered first (the launcher frees its approvals, which
+ * answers them, before the proxy).  Accepts NULL.
+ */
 void proxy_free(struct proxy *p);
 
 #endif
