@@ -187,8 +187,12 @@ static void log_start(struct run *r, const struct sandbox_report *rep)
 	if (r->o.no_sandbox) {
 		fprintf(f, "NO kernel sandbox (--no-sandbox): the shim and this log only");
 	} else {
-		fprintf(f, "bubblewrap sandbox, no network, %u path(s) masked%s; seccomp refuses",
-			rep->masks, rep->masks_capped ? " (walk capped)" : "");
+		static const char *const nets[POLICY_NETWORK_MODE_MAX] = {
+			"network through the egress proxy", "no network", "the host's network"
+		};
+		fprintf(f, "bubblewrap sandbox, %s, %u path(s) masked%s; seccomp refuses",
+			nets[r->src.policy->sandbox.network], rep->masks,
+			rep->masks_capped ? " (walk capped)" : "");
 		for (const char *const *g = seccomp_group_names(); *g; g++)
 			fprintf(f, " %s", *g);
 		if (!r->src.policy->sandbox.process_spawn)
