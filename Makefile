@@ -58,7 +58,7 @@ FUZZ_BINS := $(FUZZ_SRCS:tests/fuzz/%.c=$(BUILD)/fuzz/%)
 BENCH_SRCS := $(wildcard tests/bench/*_bench.c)
 BENCH_BINS := $(BENCH_SRCS:tests/bench/%.c=$(BUILD)/bench/%)
 
-.PHONY: all deps check unit-tests run-unit cli-tests shim-tests run-tests check-asan fuzz fuzz-smoke bench demo clean
+.PHONY: all deps check unit-tests run-unit cli-tests shim-tests run-tests proxy-tests check-asan fuzz fuzz-smoke bench demo clean
 
 all: $(BUILD)/airlock $(BUILD)/libairlock-policy.a $(BUILD)/airlock-preload.so \
 	$(BUILD)/libairlock-proxy.a
@@ -142,6 +142,11 @@ cli-tests: all
 run-tests: all unit-tests
 	@tests/run/run.sh $(BUILD)
 
+# The egress proxy end to end: curl, python, node, git, a static binary against a lab
+# "internet" in network namespaces the test makes (no packet leaves the machine).
+proxy-tests: all unit-tests
+	@tests/proxy/run.sh $(BUILD)
+
 # The preload shim on real programs (sh, bash, python3, perl, node, coreutils, a fortified C program),
 # then CPython's own os/subprocess/posix/fileio tests with and without it.
 shim-tests: all unit-tests
@@ -157,6 +162,7 @@ check: deps
 	@$(MAKE) --no-print-directory cli-tests
 	@$(MAKE) --no-print-directory shim-tests
 	@$(MAKE) --no-print-directory run-tests
+	@$(MAKE) --no-print-directory proxy-tests
 	@$(MAKE) --no-print-directory check-asan
 	@$(MAKE) --no-print-directory fuzz-smoke
 	@echo "make check: all tests passed"

@@ -11,10 +11,27 @@
 #define PROXY_HTTP_PORT 3128
 #define PROXY_SOCKS_PORT 1080
 
+/* 198.18.0.0/15 (also IPv4-mapped): the fake addresses the sandbox's DNS hands out (proxy/dns.h). */
+static bool fake_address(const struct sockaddr *sa)
+{
+	uint32_t v4;
+	if (sa->sa_family == AF_INET) {
+		v4 = ntohl(((const struct sockaddr_in *)(const void *)sa)->sin_addr.s_addr);
+	} else {
+		const struct in6_addr *a = &((const struct sockaddr_in6 *)(const void *)sa)->sin6_addr;
+		if (!IN6_IS_ADDR_V4MAPPED(a))
+			return false;
+		memcpy(&v4, a->s6_addr + 12, 4);
+		v4 = ntohl(v4);
+	}
+	return (v4 >> 17) == (0xc6120000u >> 17);
+}
+
 /*
  * True for loopback port 53 — the sandbox's own resolver, which answers fake
  * addresses and never forwards — and, behind the proxy, for the proxy's own
- * ports: the proxy decides and logs the destination the client names there.
+ * ports and the fake addresses: the proxy decides and logs the destination
+ * (the name behind a fake address, the one a client names to a proxy port).
  */
 static bool local_service(const struct sockaddr *sa)
 {
@@ -29,6 +46,8 @@ static bool local_service(const struct sockaddr *sa)
 		port = ntohs(in6->sin6_port);
 		loopback = IN6_IS_ADDR_LOOPBACK(&in6->sin6_addr);
 	}
+	if (fake_address(sa))
+		return shim_behind_proxy(); /* the proxy maps it back to its name and decides that */
 	if (!loopback)
 		return false;
 	return port == 53 ||

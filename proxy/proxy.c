@@ -35,6 +35,7 @@ struct tag {
 
 enum conn_state {
 	CS_SNIFF,      /* reading until the destination is known */
+	CS_TLS_PEEK,   /* told a proxy client "go ahead"; reading its ClientHello for the SNI */
 	CS_ASKING,     /* a human is deciding */
 	CS_RESOLVING,  /* getaddrinfo(3) on a thread */
 	CS_CONNECTING, /* a non-blocking connect upstream */
@@ -70,6 +71,8 @@ struct conn {
 	struct addrinfo *res, *next_ai;
 	struct relay relay;
 	bool relaying;
+	bool replied;     /* the proxy protocol's success reply was sent before connecting */
+	size_t tls_start; /* CS_TLS_PEEK: where the TLS bytes begin in buf */
 };
 
 /* A name resolution on its own thread: the connection may be gone when it ends. */
@@ -187,7 +190,10 @@ static void refuse(struct conn *c, const char *why)
 	uint8_t reply[SNIFF_SOCKS_REPLY_LEN];
 	if (why && !c->why)
 		c->why = why;
-	if (c->role == PROXY_HTTP) {
+	if (c->replied) {
+		struct linger lg = { 1, 0 }; /* the tunnel was promised: a reset ends it */
+		setsockopt(c->cfd, SOL_SOCKET, SO_LINGER, &lg, sizeof lg);
+	} else if (c->role == PROXY_HTTP) {
 		(void)send(c->cfd, forbidden, sizeof forbidden - 1, MSG_NOSIGNAL);
 	} else if (c->role == PROXY_SOCKS && c->socks.result == SNIFF_OK) {
 		size_t n = sniff_socks_reply(reply, SNIFF_SOCKS_NOT_ALLOWED);
@@ -361,8 +367,65 @@ static void connect_literal(struct conn *c)
 
 /* ---- deciding ----------------------------------------------------------------------------- */
 
+static void go(struct conn *c);
+
+/*
+ * Port 443 through a proxy protocol: the client sends its ClientHello only
+ * after "go ahead", so say it now and check the SNI against the decided
+ * name before anything is connected (transparent connections were checked
+ * before deciding).
+ */
+static bool tls_gate(struct conn *c)
+{
+	static const char established[] = "HTTP/1.1 200 Connection established\r\n\r\n";
+	uint8_t reply[SNIFF_SOCKS_REPLY_LEN];
+	if (c->port != 443 || c->role == PROXY_TRANSPARENT || c->replied || c->prefix_len > 0)
+		return false;
+	bool ok = c->role == PROXY_HTTP
+			  ? send_all(c->cfd, established, sizeof established - 1)
+			  : send_all(c->cfd, reply, sniff_socks_reply(reply, SNIFF_SOCKS_SUCCEEDED));
+	c->replied = true;
+	if (!ok) {
+		refuse(c, "the client went away");
+		return true;
+	}
+	c->tls_start = c->forward_from;
+	c->st = CS_TLS_PEEK;
+	watch(c->p, c->cfd, EPOLLIN, &c->ctag, false);
+	return true;
+}
+
+/* The ClientHello behind a proxy protocol: its SNI must name the destination. */
+static void peek_tls(struct conn *c)
+{
+	struct sniff_tls t;
+	enum sniff_result r = sniff_tls(c->buf + c->tls_start, c->len - c->tls_start, &t);
+	if (r == SNIFF_NEED_MORE)
+		return;
+	if (r == SNIFF_OK && strcmp(t.host, c->host) != 0) {
+		refuse(c, "the TLS server name does not match the destination");
+		return;
+	}
+	if (r != SNIFF_OK && r != SNIFF_NONE) {
+		refuse(c, "not a TLS ClientHello on port 443");
+		return;
+	}
+	c->st = CS_SNIFF; /* until connected: no more reading */
+	watch(c->p, c->cfd, 0, &c->ctag, false);
+	if (c->is_addr)
+		connect_literal(c);
+	else
+		resolve(c);
+}
+
 static void go(struct conn *c)
 {
+	if (c->p->limited && c->p->budget == 0) {
+		refuse(c, "the session's egress budget (limits.max_egress_bytes) is spent");
+		return;
+	}
+	if (tls_gate(c))
+		return;
 	if (c->is_addr)
 		connect_literal(c);
 	else
@@ -542,6 +605,10 @@ static void client_readable(struct conn *c)
 		return;
 	c->len += (size_t)n;
 	c->last_ms = now_ms();
+	if (c->st == CS_TLS_PEEK) {
+		peek_tls(c);
+		return;
+	}
 	switch (c->role) {
 	case PROXY_DNS:
 		dns_tcp(c);
@@ -586,7 +653,18 @@ static void start_relay(struct conn *c)
 	static const char established[] = "HTTP/1.1 200 Connection established\r\n\r\n";
 	uint8_t reply[SNIFF_SOCKS_REPLY_LEN];
 	bool ok = true;
-	if (c->role == PROXY_HTTP && c->prefix_len == 0)
+	uint64_t early = (uint64_t)(c->prefix_len > 0 ? c->prefix_len : 0) + (c->len - c->forward_from);
+	if (c->p->limited && early > c->p->budget) {
+		/* not even what it already sent fits in what is left */
+		c->p->budget = 0;
+		refuse(c, "the session's egress budget (limits.max_egress_bytes) is spent");
+		return;
+	}
+	if (c->p->limited)
+		c->p->budget -= early;
+	if (c->replied)
+		;
+	else if (c->role == PROXY_HTTP && c->prefix_len == 0)
 		ok = send_all(c->cfd, established, sizeof established - 1);
 	else if (c->role == PROXY_SOCKS)
 		ok = send_all(c->cfd, reply, sniff_socks_reply(reply, SNIFF_SOCKS_SUCCEEDED));
@@ -600,11 +678,7 @@ static void start_relay(struct conn *c)
 		return;
 	}
 	c->relaying = true;
-	/* what went up before the relay counts too, against the budget as well */
-	uint64_t early = (uint64_t)(c->prefix_len > 0 ? c->prefix_len : 0) + (c->len - c->forward_from);
-	c->relay.side[RELAY_UP].bytes += early;
-	if (c->p->limited)
-		c->p->budget = c->p->budget > early ? c->p->budget - early : 0;
+	c->relay.side[RELAY_UP].bytes += early; /* what went up before the relay counts too */
 	c->st = CS_RELAY;
 	watch(c->p, c->cfd, to_epoll(relay_want(&c->relay, c->cfd)), &c->ctag, false);
 	watch(c->p, c->ufd, to_epoll(relay_want(&c->relay, c->ufd)), &c->utag, false);
@@ -728,7 +802,7 @@ static void dns_udp(struct proxy *p, int fd)
 
 static void client_event(struct conn *c, uint32_t ev)
 {
-	if (c->st == CS_SNIFF && (ev & (EPOLLIN | EPOLLHUP | EPOLLERR)))
+	if ((c->st == CS_SNIFF || c->st == CS_TLS_PEEK) && (ev & (EPOLLIN | EPOLLHUP | EPOLLERR)))
 		client_readable(c);
 	else if (c->st == CS_RELAY)
 		pump(c);
@@ -749,7 +823,8 @@ static void expire(struct proxy *p)
 		next = c->next;
 		if (c->st == CS_SNIFF && c->role == PROXY_DNS && now - c->last_ms > SNIFF_TIMEOUT_MS)
 			conn_free(c);
-		else if (c->st == CS_SNIFF && now - c->start_ms > SNIFF_TIMEOUT_MS)
+		else if ((c->st == CS_SNIFF || c->st == CS_TLS_PEEK) &&
+			 now - c->start_ms > SNIFF_TIMEOUT_MS)
 			refuse(c, "the client never said where to");
 		else if (c->st == CS_CONNECTING && now - c->last_ms > CONNECT_TIMEOUT_MS)
 			refuse(c, "the destination did not answer");
