@@ -65,7 +65,8 @@ capture() {
 
 # bare NAME: from the captured arguments, the bare bwrap's: the same list less --info-fd (airlock's
 # child-pid channel) and the shim's variables (LD_PRELOAD, AIRLOCK_*), the session directory (gone
-# with its session) replaced by an empty one, the seccomp program read from a file on fd 5.
+# with its session) replaced by an empty one, the seccomp program read from a file on fd 5, and
+# --unshare-net added where airlock made the network namespace itself (network: proxy).
 bare() {
 	local name=$1
 	python3 - "$tmp/$name.args" "$tmp/$name.bare" "$tmp/session" <<-'EOF'
@@ -85,6 +86,11 @@ bare() {
 		        out += [w, b"5"]
 		        i += 2
 		        continue
+		    if w == b"--ro-bind-data":
+		        # the sandbox's resolv.conf, from an fd of airlock's: a bind of the host's instead
+		        out += [b"--ro-bind", b"/etc/resolv.conf", a[i + 2]]
+		        i += 3
+		        continue
 		    if w in (b"--ro-bind", b"--bind") and a[i + 2] == b"/run/airlock":
 		        out += [w, session.encode(), a[i + 2]]
 		        i += 3
@@ -94,6 +100,10 @@ bare() {
 		        open(session + "/" + a[i + 2][len(b"/run/airlock/"):].decode(), "ab").close()
 		    out.append(w)
 		    i += 1
+		# airlock made the sandbox's network namespace itself (network: proxy): the bare
+		# command gets one from bwrap, so both run with the same namespaces
+		if b"--unshare-net" not in out:
+		    out.insert(0, b"--unshare-net")
 		open(dst, "wb").write(b"".join(x + b"\0" for x in out))
 	EOF
 }
