@@ -199,7 +199,7 @@ static void log_start(struct run *r, const struct sandbox_report *rep)
 			fprintf(f, " process_spawn");
 	}
 	fclose(f);
-	launcher_event(r, r->o.no_sandbox ? "allow" : "allow", msg);
+	launcher_event(r, "allow", msg);
 	free(msg);
 }
 
@@ -415,13 +415,6 @@ static void proxy_event(void *ctx, const struct proxy_event *ev)
 		(void)audit_write(r->log, &ae);
 }
 
-static void proxy_dns(void *ctx, const char *name, const char *address)
-{
-	(void)ctx;
-	(void)name;
-	(void)address; /* names alone are not decisions: the connection that follows is logged */
-}
-
 /* The ports the policy's network rules name, for transparent listeners besides 80 and 443. */
 static size_t rule_ports(const struct policy *p, uint16_t *out, size_t cap)
 {
@@ -466,7 +459,8 @@ static int start_proxy(struct run *r, char **argv, const sigset_t *old)
 	const struct policy_limits *lim = &r->src.policy->limits;
 	struct proxy_options po = {
 		.img = r->src.img,
-		.hooks = { .ctx = r, .ask = proxy_ask, .event = proxy_event, .dns = proxy_dns },
+		/* no DNS hook: a name alone is no decision, the connection that follows is logged */
+		.hooks = { .ctx = r, .ask = proxy_ask, .event = proxy_event },
 		.max_egress_bytes = (lim->set & POLICY_LIMIT_MAX_EGRESS_BYTES) ? lim->max_egress_bytes : 0,
 	};
 	r->proxy = proxy_new(l, r->ns.nlisteners, &po, err, sizeof err);
