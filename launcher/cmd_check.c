@@ -85,19 +85,8 @@ static int usage_error(const char *fmt, ...)
 /* Matches "--NAME VALUE" or "--NAME=VALUE" at argv[*i]; stores VALUE.  Returns 1, 0 or -1. */
 static int option_value(int argc, char **argv, int *i, const char *name, const char **value)
 {
-	size_t n = strlen(name);
-	if (strncmp(argv[*i], name, n) != 0)
-		return 0;
-	if (argv[*i][n] == '=') {
-		*value = argv[*i] + n + 1;
-		return 1;
-	}
-	if (argv[*i][n] != '\0')
-		return 0;
-	if (*i + 1 >= argc)
-		return usage_error("%s needs a value", name);
-	*value = argv[++*i];
-	return 1;
+	int r = airlock_option_value(argc, argv, i, name, value);
+	return r < 0 ? usage_error("%s needs a value", name) : r;
 }
 
 /* Parses the options before the action word.  Returns the index of the action word, or -1. */

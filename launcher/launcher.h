@@ -45,6 +45,14 @@ void airlock_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* True when arg is "-h" or "--help". */
 int airlock_is_help(const char *arg);
 
+/*
+ * Matches "--NAME VALUE" or "--NAME=VALUE" (name includes the dashes) at
+ * argv[*i]: on a match stores VALUE (borrowed from argv), advances *i past a
+ * separate VALUE and returns 1; returns 0 when argv[*i] is another word, -1
+ * when the option is last with no value.
+ */
+int airlock_option_value(int argc, char **argv, int *i, const char *name, const char **value);
+
 /* ---- policy_source.c: find, load and compile the policy ------------------- */
 
 /* What to load, and what patterns are relative to. */

@@ -46,6 +46,23 @@ int airlock_is_help(const char *arg)
 	return strcmp(arg, "-h") == 0 || strcmp(arg, "--help") == 0;
 }
 
+int airlock_option_value(int argc, char **argv, int *i, const char *name, const char **value)
+{
+	size_t n = strlen(name);
+	if (strncmp(argv[*i], name, n) != 0)
+		return 0;
+	if (argv[*i][n] == '=') {
+		*value = argv[*i] + n + 1;
+		return 1;
+	}
+	if (argv[*i][n] != '\0')
+		return 0;
+	if (*i + 1 >= argc)
+		return -1;
+	*value = argv[++*i];
+	return 1;
+}
+
 static const struct airlock_command *find_command(const char *name)
 {
 	for (size_t i = 0; i < NCOMMANDS; i++)
