@@ -386,7 +386,7 @@ http.get(process.argv[1], r => {
 '
 	mark
 	prun --headless --policy "$pol" -- node -e "$script" http://test.example/node
-	check "$p: node http.get (ignores HTTP_PROXY: transparent path, fake DNS) reaches http://test.example/ [shim bug: a connect to a fake 198.18.0.0/15 address is decided on the address, not on the name behind it]"
+	check "$p: node http.get (ignores HTTP_PROXY: transparent path, fake DNS) reaches http://test.example/"
 	expect_rc 0
 	expect_out_has "HTTP-ECHO host=test.example path=/node"
 	expect_reached http.log /node
@@ -395,7 +395,7 @@ http.get(process.argv[1], r => {
 
 	mark
 	prun --headless --policy "$pol" -- node -e "$script" http://denied.test.example/node-denied
-	check "$p: node http.get to http://denied.test.example/ (transparent) is refused at once, logged under its name [shim bug: fake addresses are not mapped back to names]"
+	check "$p: node http.get to http://denied.test.example/ (transparent) is refused at once, logged under its name"
 	expect_rc 3
 	expect_out_lacks HTTP-ECHO
 	expect_fast 5000
@@ -579,7 +579,7 @@ case_mismatch()
 	prun --headless --policy "$pol" -- sh -c "printf 'GET /sni-connect HTTP/1.0\r\nHost: api.test.example\r\n\r\n' |
 		timeout 10 openssl s_client -quiet -proxy 127.0.0.1:3128 -connect api.test.example:443 \
 			-servername denied.test.example -CAfile $CA 2>&1"
-	check "$p: CONNECT api.test.example:443 then a ClientHello with SNI denied.test.example is refused, logged [proxy bug: the SNI inside a CONNECT tunnel is not checked]"
+	check "$p: CONNECT api.test.example:443 then a ClientHello with SNI denied.test.example is refused, logged"
 	expect_out_lacks HTTPS-ECHO
 	expect_not_reached https.log /sni-connect
 	expect_log source=proxy decision=deny network_dst~test.example:443
@@ -670,7 +670,7 @@ case_budget()
 		$PXC upload http://test.example/small 2000
 		$PXC upload http://test.example/upload 100000
 		$PXC abs http://test.example/after-budget"
-	check "$p: max_egress_bytes 10000: a 2 KB upload passes, a 100 KB one is cut off, the session's egress ends [proxy bug: bytes read while sniffing are sent past the budget, and a new connection's head is sent after it is spent]"
+	check "$p: max_egress_bytes 10000: a 2 KB upload passes, a 100 KB one is cut off, the session's egress ends"
 	expect_out_re "^RESULT upload 2000 .* reached: RECEIVED 2000"
 	expect_out_lacks "RECEIVED 100000"
 	expect_reached http.log "/small POST 2000"
