@@ -564,7 +564,9 @@ static void print_enforcement(const struct findings *f)
 					    : "it is applied through bubblewrap");
 	printf("  %-30s %-8s %s\n", "shim (LD_PRELOAD)", f->shim_ok ? "yes" : "no",
 	       "exec, open and connect rules in dynamically linked programs; asks; audit log");
-	printf("  %-30s %-8s %s\n", "egress proxy", "not yet", "network: proxy behaves as none");
+	printf("  %-30s %-8s %s\n", "egress proxy", kernel ? "yes" : "no",
+	       kernel ? "network: proxy: each connection decided by the network rules, fake DNS"
+		      : "it needs the kernel sandbox's network namespace");
 	printf("  %-30s %-8s %s\n", "Landlock ruleset", "not yet",
 	       f->landlock_abi ? "the kernel has it" : "the kernel lacks it");
 	printf("  %-30s %-8s %s\n", "limits (cgroup v2)", "not yet",

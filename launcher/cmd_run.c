@@ -40,7 +40,8 @@ const char cmd_run_usage[] =
 	RUN_SYNOPSIS
 	"\n"
 	"Runs PROGRAM (an agent) inside the kernel sandbox (bubblewrap: mount, pid, ipc,\n"
-	"uts and, unprivileged, user namespaces; no network; a seccomp filter) with the\n"
+	"uts and, unprivileged, user namespaces; the network only through airlock's egress\n"
+	"proxy, which decides each connection by the policy's network rules; a seccomp filter) with the\n"
 	"airlock shim deciding each program it starts, file it opens and connection it\n"
 	"makes against the policy.  Asks wait for you on the terminal (y / n / a = allow\n"
 	"for the session / b = deny for the session); every decision is written to the\n"
@@ -199,11 +200,36 @@ static void log_start(struct run *r, const struct sandbox_report *rep)
 			fprintf(f, " process_spawn");
 	}
 	fclose(f);
-	launcher_event(r, "allow", msg);
+	launcher_event(r, NULL, msg); /* the session's start is no decision */
 	free(msg);
 }
 
 /* ---- preparing --------------------------------------------------------------------- */
+
+/*
+ * Limits this airlock cannot enforce yet (they need cgroup v2): a policy
+ * that sets them is refused rather than run without them — fail closed.
+ */
+static int check_limits(const struct run *r)
+{
+	static const struct {
+		unsigned bit;
+		const char *name;
+	} unenforced[] = {
+		{ POLICY_LIMIT_CPU_CORES, "cpu_cores" },
+		{ POLICY_LIMIT_MEMORY_MB, "memory_mb" },
+		{ POLICY_LIMIT_DISK_MB, "disk_mb" },
+		{ POLICY_LIMIT_MAX_PROCESSES, "max_processes" },
+	};
+	for (size_t i = 0; i < sizeof unenforced / sizeof unenforced[0]; i++)
+		if (r->src.policy->limits.set & unenforced[i].bit) {
+			airlock_err("run: %s sets limits.%s, which this airlock cannot enforce yet; "
+				    "remove it from the policy to run without that limit",
+				    r->src.name, unenforced[i].name);
+			return RUN_EXIT_FAILED;
+		}
+	return -1;
+}
 
 /* The first exec is the user's own command: only a deny rule refuses it. */
 static int check_program(struct run *r)
@@ -366,8 +392,8 @@ static int build_sandbox(struct run *r, struct sandbox_report *rep)
 			    "deny rules still apply through the shim",
 			    rep->walked);
 	if (rep->network_rules_ignored)
-		airlock_err("run: warning: the policy's network rules cannot apply yet: the sandbox "
-			    "has no network at all (fail closed)");
+		airlock_err("run: warning: the policy's network rules do not apply under network: none: "
+			    "the sandbox has no network at all");
 	return -1;
 }
 
@@ -709,7 +735,7 @@ static void log_end(struct run *r, int status)
 	snprintf(msg, sizeof msg,
 		 "session ended: exit status %d; %lu allowed, %lu denied, %lu asked", status, c.allow,
 		 c.deny, c.asked);
-	launcher_event(r, status == 0 ? "allow" : "deny", msg);
+	launcher_event(r, NULL, msg);
 }
 
 static void run_release(struct run *r)
@@ -746,6 +772,8 @@ static int prepare(struct run *r, struct sandbox_report *rep)
 	if (ps != POLICY_SOURCE_OK)
 		return policy_source_report(ps, &perr);
 	r->proxy_on = !r->o.no_sandbox && r->src.policy->sandbox.network == POLICY_NETWORK_PROXY;
+	if ((st = check_limits(r)) >= 0)
+		return st;
 	r->program = canon_program(r->o.cmd[0]);
 	if (!r->program) {
 		airlock_err("run: %s: %s", r->o.cmd[0], strerror(errno));

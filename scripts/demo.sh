@@ -251,7 +251,7 @@ check "the directory outside the workspace is intact" test -f "$TMP/outside/keep
 check "git push was refused" is push refused
 check "the remote did not move" test "$(git -C "$TMP/remote.git" rev-parse main)" = "$INITIAL"
 check "pip install was refused" is pip refused
-check "curl was refused (no packet left: the sandbox has no network)" is curl refused
+check "curl was refused (no packet left: the proxy refused the unknown host)" is curl refused
 check "the socket connect did not get out" is connect refused failed
 check "the secret in .env is unchanged" grep -qx 'API_KEY=sk-demo-not-a-real-secret' "$WS/.env"
 
