@@ -4,7 +4,8 @@
   logq.py LOG find  [--wait S] COND...   print the first line matching every COND; exit 1 if none
   logq.py LOG count COND...              print how many lines match every COND
   logq.py LOG valid                      every line is a JSON object with id, timestamp, session_id,
-                                         source, decision; exit 1 (with the reason) otherwise
+                                         source and a decision (the launcher's lifecycle lines: a
+                                         message instead); exit 1 (with the reason) otherwise
   logq.py LOG asks DIR N M DECISION BY   the N x M ask files DIR/f-n-m each have exactly one line,
                                          with that decision and decided_by; exit 1 with a summary
 COND: KEY=VALUE (the field, rendered as JSON without quotes for strings, equals VALUE),
@@ -97,7 +98,10 @@ def main():
             if not isinstance(o, dict):
                 print("not a JSON object: %s" % line[:200])
                 return 1
-            for k in ("id", "timestamp", "session_id", "source", "decision"):
+            # a decision on every event but the launcher's own lifecycle lines (which say what happened)
+            need = ("id", "timestamp", "session_id", "source")
+            need += ("message",) if o.get("source") == "launcher" and "decision" not in o else ("decision",)
+            for k in need:
                 if k not in o:
                     print("no %s in: %s" % (k, line[:200]))
                     return 1
