@@ -731,10 +731,14 @@ static void log_end(struct run *r, int status)
 {
 	struct approve_counts c;
 	char msg[256];
+	struct proxy_stats ps = { 0 };
 	approve_counts(r->approvals, &c);
+	if (r->proxy)
+		proxy_stats(r->proxy, &ps);
 	snprintf(msg, sizeof msg,
-		 "session ended: exit status %d; %lu allowed, %lu denied, %lu asked", status, c.allow,
-		 c.deny, c.asked);
+		 "session ended: exit status %d; %lu allowed, %lu denied, %lu asked; %lu connection(s), "
+		 "%lu refused, %" PRIu64 " bytes out, %" PRIu64 " in",
+		 status, c.allow, c.deny, c.asked, ps.connections, ps.refused, ps.bytes_up, ps.bytes_down);
 	launcher_event(r, NULL, msg);
 }
 
@@ -830,6 +834,8 @@ int cmd_run(int argc, char **argv)
 			    "audit log (which says so)");
 	log_start(&r, &rep);
 	bool prompt = !r.o.headless && isatty(STDIN_FILENO);
+	if (!r.o.headless && !prompt)
+		airlock_err("run: warning: no terminal to ask on: asks are denied, as with --headless");
 	struct approve_options ao = { .mode = prompt ? APPROVE_PROMPT : APPROVE_HEADLESS,
 				      .default_allow = r.o.default_allow,
 				      .ask_timeout = r.src.policy->ask_timeout,

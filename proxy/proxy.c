@@ -421,6 +421,7 @@ static void peek_tls(struct conn *c)
 static void go(struct conn *c)
 {
 	if (c->p->limited && c->p->budget == 0) {
+		c->v.rule = -1; /* the budget refuses it, not the rule that allowed it */
 		refuse(c, "the session's egress budget (limits.max_egress_bytes) is spent");
 		return;
 	}
