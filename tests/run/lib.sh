@@ -25,31 +25,12 @@ SSH_SECRET=SSH_PRIVATE_KEY_51d2e8
 AWS_SECRET=AWS_SECRET_ACCESS_KEY_90be4f
 API_SECRET=sk-api-secret-3c61d0
 
-TAP_N=0
-TAP_FAILED=0
-TAP_FAILED_NAMES=""
+# shellcheck source=tests/lib/tap.sh
+. "$(dirname "$0")/../lib/tap.sh" # every suite lives in tests/NAME/
 
 # ---- TAP ------------------------------------------------------------------------------
 
-tap_ok()
-{
-	TAP_N=$((TAP_N + 1))
-	echo "ok $TAP_N - $1"
-}
 
-# tap_not_ok DESC [DIAGNOSTIC...]
-tap_not_ok()
-{
-	TAP_N=$((TAP_N + 1))
-	TAP_FAILED=$((TAP_FAILED + 1))
-	TAP_FAILED_NAMES="$TAP_FAILED_NAMES
-  $TAP_N - $1"
-	echo "not ok $TAP_N - $1"
-	shift
-	for d in "$@"; do
-		printf '%s\n' "$d" | sed 's/^/#   /'
-	done
-}
 
 # tap_skip DESC REASON
 tap_skip()
@@ -58,16 +39,6 @@ tap_skip()
 	echo "ok $TAP_N - $1 # SKIP skipped: $2"
 }
 
-tap_plan_end()
-{
-	echo "1..$TAP_N"
-	if [ "$TAP_FAILED" -gt 0 ]; then
-		echo "# $TAP_FAILED of $TAP_N failed:$TAP_FAILED_NAMES"
-		return 1
-	fi
-	echo "# all $TAP_N passed"
-	return 0
-}
 
 # ---- the scratch tree ---------------------------------------------------------------------
 

@@ -18,31 +18,12 @@ CHANNEL_SERVER="$BUILD/tests/channel_server"
 POLICY_IMAGE="$BUILD/tests/policy_image"
 CASE_TIMEOUT=${CASE_TIMEOUT:-30}
 
-TAP_N=0
-TAP_FAILED=0
-TAP_FAILED_NAMES=""
+# shellcheck source=tests/lib/tap.sh
+. "$(dirname "$0")/../lib/tap.sh" # every suite lives in tests/NAME/
 
 # ---- TAP ------------------------------------------------------------------------------
 
-tap_ok()
-{
-	TAP_N=$((TAP_N + 1))
-	echo "ok $TAP_N - $1"
-}
 
-# tap_not_ok DESC [DIAGNOSTIC...]
-tap_not_ok()
-{
-	TAP_N=$((TAP_N + 1))
-	TAP_FAILED=$((TAP_FAILED + 1))
-	TAP_FAILED_NAMES="$TAP_FAILED_NAMES
-  $TAP_N - $1"
-	echo "not ok $TAP_N - $1"
-	shift
-	for d in "$@"; do
-		printf '%s\n' "$d" | sed 's/^/#   /'
-	done
-}
 
 tap_skip()
 {
@@ -51,16 +32,6 @@ tap_skip()
 	echo "skipped: $1" >&2
 }
 
-tap_plan_end()
-{
-	echo "1..$TAP_N"
-	if [ "$TAP_FAILED" -gt 0 ]; then
-		echo "# $TAP_FAILED of $TAP_N failed:$TAP_FAILED_NAMES"
-		return 1
-	fi
-	echo "# all $TAP_N passed"
-	return 0
-}
 
 # ---- setup ----------------------------------------------------------------------------
 
