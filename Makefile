@@ -30,6 +30,7 @@ YAML_LIBS := $(shell pkg-config --libs yaml-0.1 2>/dev/null || echo -lyaml)
 CMOCKA_LIBS := $(shell pkg-config --libs cmocka 2>/dev/null || echo -lcmocka)
 LAUNCHER_LIBS := $(shell pkg-config --libs libseccomp json-c libnl-route-3.0 libnl-3.0 2>/dev/null || \
 	echo -lseccomp -ljson-c -lnl-route-3 -lnl-3)
+CURSES_LIBS := $(shell pkg-config --libs ncursesw 2>/dev/null || echo -lncursesw -ltinfo)
 
 # The image half of the policy engine: what the shim links (no libyaml, no allocation).
 IMAGE_SRCS := policy/image.c policy/glob.c policy/regex.c policy/netaddr.c policy/names.c
@@ -94,14 +95,14 @@ $(BUILD)/shim/%.o: %.c
 $(BUILD)/airlock-preload.so: $(SHIM_OBJS)
 	$(CC) -shared -o $@ $^ -Wl,-z,defs -Wl,-z,now $(LDFLAGS_ALL)
 
-# libyaml, libseccomp and json-c are linked in statically: every `airlock run`
+# libyaml, libseccomp, json-c, libnl and ncurses are linked in statically: every `airlock run`
 # starts a process, and loading three more shared objects was a quarter of the
 # launcher's start-up.
 $(BUILD)/airlock: $(LAUNCHER_OBJS) $(BUILD)/libairlock-policy.a $(BUILD)/libairlock-shimcore.a \
 		$(BUILD)/libairlock-proxy.a
 	$(CC) $(LDFLAGS_ALL) -o $@ $(LAUNCHER_OBJS) $(BUILD)/libairlock-proxy.a \
 		$(BUILD)/libairlock-shimcore.a \
-		$(BUILD)/libairlock-policy.a -Wl,-Bstatic $(YAML_LIBS) $(LAUNCHER_LIBS) \
+		$(BUILD)/libairlock-policy.a -Wl,-Bstatic $(YAML_LIBS) $(LAUNCHER_LIBS) $(CURSES_LIBS) \
 		-Wl,-Bdynamic -lpthread
 
 $(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libairlock-policy.a $(BUILD)/libairlock-shimcore.a \
@@ -118,8 +119,9 @@ $(BUILD)/tests/test_seccomp: UNIT_EXTRA := $(LAUNCHER_LIBS)
 $(BUILD)/tests/test_audit: $(BUILD)/launcher/audit.o
 $(BUILD)/tests/test_audit: UNIT_EXTRA := $(BUILD)/launcher/audit.o $(LAUNCHER_LIBS)
 $(BUILD)/tests/test_sandbox: $(BUILD)/launcher/sandbox.o $(BUILD)/launcher/env.o
-$(BUILD)/tests/test_netns: $(BUILD)/launcher/netns.o
-$(BUILD)/tests/test_netns: UNIT_EXTRA := $(BUILD)/launcher/netns.o $(LAUNCHER_LIBS)
+$(BUILD)/tests/test_netns: $(BUILD)/launcher/netns.o $(BUILD)/launcher/agent_tty.o
+$(BUILD)/tests/test_netns: UNIT_EXTRA := $(BUILD)/launcher/netns.o $(BUILD)/launcher/agent_tty.o \
+	$(LAUNCHER_LIBS)
 $(BUILD)/tests/test_sandbox: UNIT_EXTRA := $(BUILD)/launcher/sandbox.o $(BUILD)/launcher/env.o \
 	$(LAUNCHER_LIBS)
 

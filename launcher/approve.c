@@ -9,6 +9,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "launcher/control.h"
 #include "launcher/run.h"
 #include "preload/channel.h"
 
@@ -27,6 +28,8 @@ struct pending {
 	struct channel_msg m;
 	long long since_ms;
 	char *key; /* owned: rule + subject, for session memory */
+	uint64_t id;    /* unique in the session: the control socket's name for it */
+	bool published; /* shown to the control socket's clients */
 };
 
 /* An "A" or "B" answer, remembered for the rest of the session. */
@@ -61,6 +64,7 @@ struct approvals {
 	struct memory *mem;
 	size_t nmem;
 	struct approve_counts counts;
+	uint64_t next_id;
 	uint8_t buf[CHANNEL_MAX_MSG];
 };
 
@@ -220,6 +224,8 @@ static void resolve(struct approvals *a, size_t i, enum policy_decision d, enum 
 {
 	struct pending *p = &a->queue[i];
 	note_recent(a, p, d);
+	if (p->published)
+		control_answered(a->opt.control, p->id, policy_decision_name(d), by_name(by));
 	if (p->done) {
 		/* the caller logs its own event (the proxy: one per connection, with its bytes) */
 		p->done(p->done_arg, d, by_name(by));
@@ -384,9 +390,55 @@ int approve_ask_connect(struct approvals *a, const char *host, unsigned port, in
 	return 0;
 }
 
+/* The command line of pid, spaces between arguments, cut to fit. */
+static void cmdline_of(pid_t pid, char *out, size_t cap)
+{
+	char path[64];
+	snprintf(path, sizeof path, "/proc/%d/cmdline", (int)pid);
+	out[0] = '\0';
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	ssize_t n = read(fd, out, cap - 1);
+	close(fd);
+	if (n <= 0)
+		return;
+	while (n > 0 && out[n - 1] == '\0')
+		n--;
+	for (ssize_t i = 0; i < n; i++)
+		if (out[i] == '\0' || out[i] == '\n')
+			out[i] = ' ';
+	out[n] = '\0';
+}
+
+/* Shows queue entry i to the control socket's clients. */
+static void publish(struct approvals *a, struct pending *p)
+{
+	char who[512], rule[1100];
+	const char *reason;
+	char *what = subject(&p->m);
+	if (p->done)
+		snprintf(who, sizeof who, "the sandbox's egress proxy");
+	else
+		cmdline_of(p->pid, who, sizeof who);
+	rule_text(a, p->m.rule, rule, sizeof rule, &reason);
+	long left = (long)a->opt.ask_timeout * 1000 - (long)(now_ms() - p->since_ms);
+	control_ask(a->opt.control, p->id, p->pid, who, what, rule[0] ? rule : NULL, reason,
+		    left < 0 ? 0 : left);
+	p->published = true;
+	free(what);
+}
+
+static bool someone_answers(const struct approvals *a)
+{
+	return (a->opt.mode == APPROVE_PROMPT && a->tty >= 0) ||
+	       (a->opt.control && control_attached(a->opt.control) > 0);
+}
+
 static void enqueue(struct approvals *a, struct pending p)
 {
 	p.key = memory_key(&p.m);
+	p.id = ++a->next_id;
 	a->counts.asked++;
 	a->queue = xrealloc(a->queue, (a->nqueue + 1) * sizeof *a->queue);
 	a->queue[a->nqueue++] = p;
@@ -397,10 +449,40 @@ static void enqueue(struct approvals *a, struct pending p)
 		resolve(a, i, mem->decision, CHANNEL_BY_SESSION);
 	else if (again)
 		resolve(a, i, again->decision, CHANNEL_BY_SESSION);
-	else if (a->opt.mode == APPROVE_HEADLESS || a->tty < 0)
+	else if (!someone_answers(a))
 		resolve(a, i, a->opt.default_allow ? POLICY_ALLOW : POLICY_DENY, CHANNEL_BY_DEFAULT);
-	else
+	else {
+		if (a->opt.control)
+			publish(a, &a->queue[i]);
 		show_prompt(a);
+	}
+}
+
+int approve_answer(struct approvals *a, uint64_t id, enum policy_decision d, bool remember_it)
+{
+	for (size_t i = 0; i < a->nqueue; i++) {
+		if (a->queue[i].id != id)
+			continue;
+		if (remember_it)
+			remember(a, a->queue[i].key, d);
+		if (a->prompted && i == 0 && a->tty >= 0)
+			dprintf(a->tty, "%s (answered elsewhere)\r\n",
+				d == POLICY_ALLOW ? "allowed" : "denied");
+		resolve(a, i, d, CHANNEL_BY_HUMAN);
+		apply_memory(a);
+		show_prompt(a);
+		return 0;
+	}
+	return -ENOENT;
+}
+
+void approve_attached(struct approvals *a)
+{
+	if (someone_answers(a))
+		return;
+	/* nobody is left to answer: what waits takes the headless rule */
+	while (a->nqueue)
+		resolve(a, 0, a->opt.default_allow ? POLICY_ALLOW : POLICY_DENY, CHANNEL_BY_DEFAULT);
 }
 
 static void drop_client(struct approvals *a, size_t idx)
@@ -409,6 +491,8 @@ static void drop_client(struct approvals *a, size_t idx)
 	/* its asks can no longer be answered: forget them, unlogged ones included */
 	for (size_t i = 0; i < a->nqueue;) {
 		if (a->queue[i].fd == fd) {
+			if (a->queue[i].published)
+				control_answered(a->opt.control, a->queue[i].id, "deny", "default");
 			free(a->queue[i].data);
 			free(a->queue[i].key);
 			memmove(&a->queue[i], &a->queue[i + 1], (a->nqueue - i - 1) * sizeof *a->queue);
@@ -517,6 +601,7 @@ int approve_timeout_ms(const struct approvals *a)
 {
 	if (a->nqueue == 0)
 		return -1;
+	/* the oldest waits longest: asks are queued in arrival order */
 	long long left = a->queue[0].since_ms + (long long)a->opt.ask_timeout * 1000 - now_ms();
 	return left < 0 ? 0 : left > 86400000 ? 86400000 : (int)left;
 }
@@ -560,6 +645,7 @@ int approve_dispatch(struct approvals *a)
 void approve_counts(const struct approvals *a, struct approve_counts *out)
 {
 	*out = a->counts;
+	out->pending = a->nqueue;
 }
 
 void approve_free(struct approvals *a)

@@ -26,6 +26,8 @@ struct audit_log {
 	uint64_t count;   /* events written: ids are unique within the session */
 	char *line;       /* owned; reused for each line so a write needs no allocation */
 	size_t line_cap;
+	audit_tap_fn tap; /* the live view's copy of each line, or NULL */
+	void *tap_arg;
 };
 
 static void set_err(char *err, size_t errlen, const char *fmt, ...)
@@ -377,7 +379,18 @@ int audit_write(struct audit_log *log, const struct audit_event *ev)
 		o, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE, &len);
 	int r = text ? stage_line(log, text, len) : -ENOMEM;
 	json_object_put(o);
-	return r == 0 ? write_all(log->fd, log->line, len + 1) : r;
+	if (r != 0)
+		return r;
+	r = write_all(log->fd, log->line, len + 1);
+	if (log->tap)
+		log->tap(log->tap_arg, log->line, len);
+	return r;
+}
+
+void audit_set_tap(struct audit_log *log, audit_tap_fn fn, void *arg)
+{
+	log->tap = fn;
+	log->tap_arg = arg;
 }
 
 /* ---- open and close ------------------------------------------------------ */

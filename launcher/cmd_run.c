@@ -14,17 +14,21 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/signalfd.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <termios.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "launcher/control.h"
 #include "launcher/env.h"
 #include "launcher/launcher.h"
 #include "launcher/netns.h"
 #include "launcher/run.h"
 #include "policy/netaddr.h"
 #include "proxy/proxy.h"
+#include "launcher/tui.h"
 
 /* Exit statuses of `run` itself; otherwise the agent's (DESIGN.md step 10). */
 enum {
@@ -43,15 +47,19 @@ const char cmd_run_usage[] =
 	"uts and, unprivileged, user namespaces; the network only through airlock's egress\n"
 	"proxy, which decides each connection by the policy's network rules; a seccomp filter) with the\n"
 	"airlock shim deciding each program it starts, file it opens and connection it\n"
-	"makes against the policy.  Asks wait for you on the terminal (y / n / a = allow\n"
-	"for the session / b = deny for the session); every decision is written to the\n"
-	"audit log.\n"
+	"makes against the policy.  On a terminal, airlock shows a TUI: the activity\n"
+	"stream, and each ask waiting for your answer (Y allow, N deny, A allow for the\n"
+	"session, B deny for the session; Tab: the agent's own terminal; Q: end it).\n"
+	"Every decision is written to the audit log.  `airlock attach` answers a\n"
+	"--headless session's asks from another terminal; `airlock ps` lists sessions.\n"
 	"\n"
 	"Options:\n"
 	"  --policy FILE      the policy (default: ./.airlock/policy.yaml, then\n"
 	"                     $XDG_CONFIG_HOME/airlock/policy.yaml, then the built-in one)\n"
 	"  --workspace DIR    the directory the agent may write (default: the current one)\n"
-	"  --headless         the agent keeps the terminal; asks are denied at once\n"
+	"  --headless         the agent keeps the terminal; asks are denied at once,\n"
+	"                     or wait for `airlock attach` while one is attached\n"
+	"  --no-tui           ask on the terminal with a one-line prompt instead of the TUI\n"
 	"  --default-allow    with --headless: asks are allowed instead\n"
 	"  --env NAME=VALUE   set a variable for the agent (repeatable)\n"
 	"  --env NAME         pass the caller's NAME through (repeatable)\n"
@@ -74,7 +82,7 @@ const char cmd_run_usage[] =
 
 struct run_opts {
 	const char *policy, *workspace, *bwrap, *log;
-	bool headless, default_allow, no_sandbox, trace;
+	bool headless, default_allow, no_sandbox, trace, no_tui;
 	char **env; /* owned array of borrowed strings, NULL-terminated */
 	size_t nenv;
 	char **cmd; /* PROGRAM ARG..., borrowed from argv */
@@ -104,10 +112,18 @@ struct run {
 	struct netns ns;
 	struct proxy *proxy;
 	int resolv_fd;
+	/* the human side: the control socket, and the TUI with the agent's terminal */
+	enum { UI_HEADLESS, UI_PROMPT, UI_TUI } ui;
+	struct control *control;
+	int tty_master, tty_slave; /* UI_TUI: the agent's pseudo-terminal */
+	pid_t tui;
+	struct termios saved_tty;
+	bool tty_saved;
+	bool quit_requested; /* a control client asked to end the agent */
 };
 
 enum { OPT_POLICY = 256, OPT_WORKSPACE, OPT_HEADLESS, OPT_DEFAULT_ALLOW, OPT_NO_SANDBOX,
-       OPT_BWRAP, OPT_LOG, OPT_TRACE, OPT_ENV };
+       OPT_BWRAP, OPT_LOG, OPT_TRACE, OPT_ENV, OPT_NO_TUI };
 
 static const struct option long_opts[] = {
 	{ "policy", required_argument, NULL, OPT_POLICY },
@@ -119,6 +135,7 @@ static const struct option long_opts[] = {
 	{ "log", required_argument, NULL, OPT_LOG },
 	{ "trace", no_argument, NULL, OPT_TRACE },
 	{ "env", required_argument, NULL, OPT_ENV },
+	{ "no-tui", no_argument, NULL, OPT_NO_TUI },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -151,6 +168,7 @@ static int parse(int argc, char **argv, struct run_opts *o)
 		case OPT_LOG: o->log = optarg; break;
 		case OPT_TRACE: o->trace = true; break;
 		case OPT_ENV: o->env[o->nenv++] = optarg; break;
+		case OPT_NO_TUI: o->no_tui = true; break;
 		case 'h':
 			fputs(cmd_run_usage, stdout);
 			return AIRLOCK_EXIT_OK;
@@ -373,6 +391,7 @@ static int build_sandbox(struct run *r, struct sandbox_report *rep)
 		.shim_path = r->shim,
 		.policy_file = policy_file,
 		.unprivileged = geteuid() != 0,
+		.own_tty = r->ui == UI_TUI,
 		.seccomp_fd = r->seccomp_fd,
 		.netns = r->proxy_on,
 		.resolv_fd = r->resolv_fd,
@@ -395,6 +414,138 @@ static int build_sandbox(struct run *r, struct sandbox_report *rep)
 		airlock_err("run: warning: the policy's network rules do not apply under network: none: "
 			    "the sandbox has no network at all");
 	return -1;
+}
+
+/* ---- the human side: the control socket and the TUI ---------------------------------- */
+
+static void ctl_answer(void *ctx, uint64_t id, enum control_answer a)
+{
+	struct run *r = ctx;
+	enum policy_decision d = (a == CONTROL_ALLOW || a == CONTROL_ALLOW_SESSION) ? POLICY_ALLOW
+										    : POLICY_DENY;
+	(void)approve_answer(r->approvals, id, d,
+			     a == CONTROL_ALLOW_SESSION || a == CONTROL_DENY_SESSION);
+}
+
+static void ctl_attached(void *ctx, unsigned n)
+{
+	struct run *r = ctx;
+	(void)n;
+	if (r->approvals)
+		approve_attached(r->approvals);
+}
+
+static void ctl_quit(void *ctx)
+{
+	((struct run *)ctx)->quit_requested = true;
+}
+
+static void ctl_malformed(void *ctx, pid_t peer, const char *why)
+{
+	struct run *r = ctx;
+	struct audit_event ev = { .source = "launcher", .pid = peer, .decision = "deny",
+				  .response_time_ms = -1, .message = why };
+	if (r->log)
+		(void)audit_write(r->log, &ev);
+}
+
+/* Every line the audit log gets goes to the control socket's clients too. */
+static void ctl_tap(void *arg, const char *line, size_t len)
+{
+	control_event(arg, line, len);
+}
+
+/* The counts attached clients show, when they changed. */
+static void push_status(struct run *r)
+{
+	struct approve_counts c;
+	struct proxy_stats ps = { 0 };
+	approve_counts(r->approvals, &c);
+	if (r->proxy)
+		proxy_stats(r->proxy, &ps);
+	struct control_status st = { .allow = c.allow, .deny = c.deny, .asked = c.asked,
+				     .pending = c.pending, .egress_up = ps.bytes_up,
+				     .egress_down = ps.bytes_down };
+	control_status(r->control, &st);
+}
+
+/*
+ * The control socket (every session: `airlock attach` and `airlock ps`
+ * find it) and, on a terminal, the agent's pseudo-terminal.
+ */
+static int start_control(struct run *r)
+{
+	char err[512], *agent = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&agent, &len);
+	for (char **a = r->o.cmd; f && *a; a++)
+		fprintf(f, "%s%s", a == r->o.cmd ? "" : " ", *a);
+	if (f)
+		fclose(f);
+	struct control_info info = { .session = r->session.id, .agent = agent,
+				     .log = audit_path(r->log),
+				     .ask_timeout = r->src.policy->ask_timeout,
+				     .headless = r->ui != UI_TUI };
+	struct control_ops ops = { .answer = ctl_answer, .attached = ctl_attached,
+				   .quit = ctl_quit, .malformed = ctl_malformed };
+	r->control = control_new(r->session.control, &info, &ops, r, err, sizeof err);
+	free(agent);
+	if (!r->control) {
+		airlock_err("run: %s", err);
+		return RUN_EXIT_FAILED;
+	}
+	audit_set_tap(r->log, ctl_tap, r->control);
+	if (r->ui == UI_TUI && agent_tty_open(&r->tty_master, &r->tty_slave, STDIN_FILENO) < 0) {
+		airlock_err("run: cannot make a terminal for the agent: %s", strerror(errno));
+		return RUN_EXIT_FAILED;
+	}
+	return -1;
+}
+
+/* Forks the TUI on the user's terminal, attached from the start through a socketpair. */
+static int start_tui(struct run *r, const sigset_t *old)
+{
+	int sv[2];
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0)
+		return -errno;
+	r->tty_saved = tcgetattr(STDIN_FILENO, &r->saved_tty) == 0;
+	r->tui = fork();
+	if (r->tui < 0) {
+		int e = errno;
+		close(sv[0]);
+		close(sv[1]);
+		return -e;
+	}
+	if (r->tui == 0) {
+		sigprocmask(SIG_SETMASK, old, NULL);
+		close(sv[0]);
+		close(r->tty_slave); /* the agent's exit must reach the master as a hang-up */
+		struct tui_options to = { .control_fd = sv[1], .pty_master = r->tty_master,
+					  .tty_in = STDIN_FILENO, .tty_out = STDOUT_FILENO };
+		_exit(tui_run(&to));
+	}
+	close(sv[1]);
+	return control_adopt(r->control, sv[0], true);
+}
+
+/* The session is over: the clients hear it, the TUI gives the terminal back. */
+static void end_control(struct run *r, int status)
+{
+	if (!r->control)
+		return;
+	control_end(r->control, status, 1000);
+	if (r->tui > 0) {
+		int st;
+		for (int i = 0; i < 300 && waitpid(r->tui, &st, WNOHANG) == 0; i++)
+			usleep(10000);
+		if (waitpid(r->tui, &st, WNOHANG) == 0) {
+			kill(r->tui, SIGKILL);
+			waitpid(r->tui, &st, 0);
+		}
+		r->tui = 0;
+	}
+	if (r->tty_saved)
+		tcsetattr(STDIN_FILENO, TCSAFLUSH, &r->saved_tty);
 }
 
 /* ---- running ------------------------------------------------------------------------ */
@@ -466,7 +617,8 @@ static int start_proxy(struct run *r, char **argv, const sigset_t *old)
 	struct netns_options no = { .ports = ports,
 				    .nports = rule_ports(r->src.policy, ports, NETNS_MAX_PORTS),
 				    .exec_path = r->bwrap, .exec_argv = argv, .exec_envp = empty_env,
-				    .exec_sigmask = old };
+				    .exec_sigmask = old,
+				    .exec_tty = r->tty_slave >= 0 ? &r->tty_slave : NULL };
 	if (netns_start(&no, &r->ns, err, sizeof err) < 0) {
 		airlock_err("run: cannot make the sandbox's network namespace: %s", err);
 		return -EIO;
@@ -572,6 +724,11 @@ static int spawn(struct run *r, const sigset_t *old)
 			ret = -errno;
 		if (r->child == 0) {
 			sigprocmask(SIG_SETMASK, old, NULL);
+			if (r->tty_slave >= 0 && agent_tty_take(r->tty_slave) < 0) {
+				fprintf(stderr, "airlock: run: cannot give the agent its terminal: %s\n",
+					strerror(errno));
+				_exit(RUN_EXIT_FAILED);
+			}
 			if (r->o.no_sandbox) {
 				execve(r->program, r->o.cmd, r->agent_env);
 				_exit(errno == ENOENT ? RUN_EXIT_NOT_FOUND : RUN_EXIT_NOT_EXECUTABLE);
@@ -664,9 +821,11 @@ static int serve(struct run *r)
 	bool timed_out = false;
 	int status = -1;
 	while (status < 0) {
-		struct pollfd fds[4] = { { approve_fd(r->approvals), POLLIN, 0 },
+		push_status(r);
+		struct pollfd fds[5] = { { approve_fd(r->approvals), POLLIN, 0 },
 					 { r->sigfd, POLLIN, 0 },
 					 { r->proxy ? proxy_fd(r->proxy) : -1, POLLIN, 0 },
+					 { control_fd(r->control), POLLIN, 0 },
 					 { r->info_fd, POLLIN, 0 } };
 		int t = approve_timeout_ms(r->approvals);
 		int pt = r->proxy ? proxy_timeout_ms(r->proxy) : -1;
@@ -681,13 +840,21 @@ static int serve(struct run *r)
 			long long left = kill_at - now;
 			t = left <= 0 ? 0 : (t < 0 || left < t) ? (int)left : t;
 		}
-		if (poll(fds, r->info_fd >= 0 ? 4 : 3, t) < 0 && errno != EINTR)
+		if (poll(fds, r->info_fd >= 0 ? 5 : 4, t) < 0 && errno != EINTR)
 			break;
+		control_dispatch(r->control);
 		approve_dispatch(r->approvals);
 		if (r->proxy)
 			proxy_dispatch(r->proxy);
-		if (r->info_fd >= 0 && (fds[3].revents & (POLLIN | POLLHUP)))
+		if (r->info_fd >= 0 && (fds[4].revents & (POLLIN | POLLHUP)))
 			read_info(r);
+		if (r->quit_requested && kill_at < 0) {
+			r->quit_requested = false;
+			launcher_event(r, NULL, "ending the agent: asked on the control socket (TUI "
+						"or airlock attach)");
+			forward(r, SIGTERM);
+			kill_at = mono_ms() + 2000;
+		}
 		if (limit >= 0 && !timed_out && mono_ms() >= start + limit) {
 			timed_out = true;
 			launcher_event(r, "deny", "time limit reached (limits session_timeout / "
@@ -745,6 +912,13 @@ static void log_end(struct run *r, int status)
 static void run_release(struct run *r)
 {
 	approve_free(r->approvals); /* first: it answers the proxy's waiting asks */
+	if (r->log)
+		audit_set_tap(r->log, NULL, NULL);
+	control_free(r->control);
+	if (r->tty_master >= 0)
+		close(r->tty_master);
+	if (r->tty_slave >= 0)
+		close(r->tty_slave);
 	proxy_free(r->proxy);
 	netns_close(&r->ns);
 	if (r->resolv_fd >= 0)
@@ -811,7 +985,7 @@ int cmd_run(int argc, char **argv)
 	sigset_t old;
 	char err[512];
 	memset(&r, 0, sizeof r);
-	r.seccomp_fd = r.sigfd = r.info_fd = r.resolv_fd = -1;
+	r.seccomp_fd = r.sigfd = r.info_fd = r.resolv_fd = r.tty_master = r.tty_slave = -1;
 	r.ns.sock = -1;
 	r.session.channel_fd = -1;
 	/*
@@ -823,8 +997,14 @@ int cmd_run(int argc, char **argv)
 			fcntl(fd, F_SETFD, FD_CLOEXEC);
 	signal(SIGPIPE, SIG_IGN); /* a peer that went away is an EPIPE to handle, not a death */
 	int st = parse(argc, argv, &r.o);
+	bool on_tty = isatty(STDIN_FILENO) && isatty(STDOUT_FILENO);
+	r.ui = r.o.headless || !on_tty			     ? UI_HEADLESS
+	       : !r.o.no_tui && agent_tty_tui_usable(STDOUT_FILENO) ? UI_TUI
+								     : UI_PROMPT;
 	if (st < 0)
 		st = prepare(&r, &rep);
+	if (st < 0)
+		st = start_control(&r);
 	if (st >= 0) {
 		run_release(&r);
 		return st;
@@ -833,19 +1013,26 @@ int cmd_run(int argc, char **argv)
 		airlock_err("run: warning: --no-sandbox: no kernel sandbox, only the shim and the "
 			    "audit log (which says so)");
 	log_start(&r, &rep);
-	bool prompt = !r.o.headless && isatty(STDIN_FILENO);
-	if (!r.o.headless && !prompt)
-		airlock_err("run: warning: no terminal to ask on: asks are denied, as with --headless");
-	struct approve_options ao = { .mode = prompt ? APPROVE_PROMPT : APPROVE_HEADLESS,
+	if (!r.o.headless && !on_tty)
+		airlock_err("run: warning: no terminal to ask on: asks are denied, as with --headless "
+			    "(or answered by `airlock attach`)");
+	struct approve_options ao = { .mode = r.ui == UI_PROMPT ? APPROVE_PROMPT : APPROVE_HEADLESS,
 				      .default_allow = r.o.default_allow,
 				      .ask_timeout = r.src.policy->ask_timeout,
 				      .img = r.src.img,
-				      .log = r.log };
+				      .log = r.log,
+				      .control = r.control };
 	r.approvals = approve_new(r.session.channel_fd, &ao, err, sizeof err);
-	if (!r.approvals || block_signals(&r, &old) < 0 || spawn(&r, &old) < 0) {
+	if (!r.approvals || block_signals(&r, &old) < 0 ||
+	    (r.ui == UI_TUI && start_tui(&r, &old) < 0) || spawn(&r, &old) < 0) {
 		airlock_err("run: cannot start the session: %s", r.approvals ? strerror(errno) : err);
+		end_control(&r, RUN_EXIT_FAILED);
 		run_release(&r);
 		return RUN_EXIT_FAILED;
+	}
+	if (r.tty_slave >= 0) {
+		close(r.tty_slave); /* the agent has it */
+		r.tty_slave = -1;
 	}
 	if (r.seccomp_fd >= 0) {
 		close(r.seccomp_fd); /* bwrap has its copy */
@@ -853,6 +1040,7 @@ int cmd_run(int argc, char **argv)
 	}
 	st = serve(&r);
 	log_end(&r, st);
+	end_control(&r, st);
 	run_release(&r);
 	sigprocmask(SIG_SETMASK, &old, NULL);
 	return st;

@@ -33,11 +33,17 @@ int cmd_init(int argc, char **argv);
 int cmd_check(int argc, char **argv);
 int cmd_doctor(int argc, char **argv);
 int cmd_log(int argc, char **argv);
+int cmd_suggest(int argc, char **argv);
+int cmd_attach(int argc, char **argv);
+int cmd_ps(int argc, char **argv);
 extern const char cmd_run_usage[];
 extern const char cmd_init_usage[];
 extern const char cmd_check_usage[];
 extern const char cmd_doctor_usage[];
 extern const char cmd_log_usage[];
+extern const char cmd_suggest_usage[];
+extern const char cmd_attach_usage[];
+extern const char cmd_ps_usage[];
 
 /* Prints "airlock: " + the formatted message + a newline to stderr. */
 void airlock_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -22,6 +22,7 @@
 #include <netlink/route/route.h>
 
 #include "launcher/netns.h"
+#include "launcher/run.h"
 
 /* How long the child may take to make the namespace and its listeners. */
 #define START_TIMEOUT_MS 10000
@@ -441,6 +442,8 @@ static void child_main(const struct netns_options *opt, struct plan *p, int sock
 		_exit(0); /* netns_close() before netns_go(): nothing to run */
 	if (opt->exec_sigmask)
 		sigprocmask(SIG_SETMASK, opt->exec_sigmask, NULL);
+	if (opt->exec_tty && agent_tty_take(*opt->exec_tty) < 0)
+		child_die(sock, errno, "netns: cannot give the agent its terminal: %s", strerror(errno));
 	execve(opt->exec_path, opt->exec_argv, opt->exec_envp);
 	child_die(sock, errno, "netns: cannot start %s: %s", opt->exec_path, strerror(errno));
 }

@@ -118,6 +118,8 @@ struct netns_options {
 	char *const *exec_argv;      /* NULL-terminated */
 	char *const *exec_envp;      /* NULL-terminated */
 	const sigset_t *exec_sigmask; /* the child's signal mask before exec; NULL: inherited */
+	const int *exec_tty;         /* the program's terminal (agent_tty_take() before exec), or
+					NULL: stdin/stdout/stderr inherited */
 };
 
 /* A started namespace. */

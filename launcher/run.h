@@ -29,6 +29,8 @@ struct sandbox_config {
 					   RUN_SANDBOX_DIR/RUN_SHIM_NAME (the session dir may be noexec) */
 	const char *policy_file;        /* host path of the policy file, or NULL (built-in) */
 	bool unprivileged;              /* not root: --unshare-user */
+	bool own_tty;                   /* the agent runs on a pseudo-terminal airlock owns (the
+					   TUI's): no --new-session, it keeps it as its terminal */
 	int seccomp_fd;                 /* fd for --seccomp (inherited by bwrap), or -1 */
 	bool netns;                     /* bwrap starts inside the sandbox's own network namespace
 					   (network: proxy): no --unshare-net */
@@ -110,6 +112,16 @@ struct audit_log *audit_open(const char *path, const char *session_id, char *err
  */
 int audit_write(struct audit_log *log, const struct audit_event *ev);
 
+/* Told each line audit_write() wrote: line (len bytes, no newline; not NUL-terminated), valid during the call. */
+typedef void (*audit_tap_fn)(void *arg, const char *line, size_t len);
+
+/*
+ * Calls fn(arg, ...) after every line written (also when the write failed:
+ * the live view still sees it), for the control socket's activity stream.
+ * fn NULL: none.
+ */
+void audit_set_tap(struct audit_log *log, audit_tap_fn fn, void *arg);
+
 /* The log's path.  Static for the log's lifetime. */
 const char *audit_path(const struct audit_log *log);
 
@@ -130,12 +142,16 @@ enum approve_mode {
 	APPROVE_PROMPT = 1,   /* asks shown on /dev/tty, answered y / n / a / b */
 };
 
+struct control;
+
 struct approve_options {
 	enum approve_mode mode;
 	bool default_allow;             /* headless: allow asks instead of denying them */
 	unsigned ask_timeout;           /* seconds an ask may wait before it is denied */
 	const struct policy_image *img; /* describes rules for the log and the prompt */
 	struct audit_log *log;          /* borrowed */
+	struct control *control;        /* borrowed, or NULL: asks are shown to its attached
+					   clients, and wait for them while one is attached */
 };
 
 struct approvals;
@@ -174,14 +190,51 @@ typedef void (*approve_done_fn)(void *arg, enum policy_decision d, const char *d
 int approve_ask_connect(struct approvals *a, const char *host, unsigned port, int32_t rule,
 			approve_done_fn done, void *arg);
 
+/*
+ * Answers the waiting ask id (control.h's ids) with d, decided by a human;
+ * remember_it: the same request gets d for the rest of the session (the
+ * TUI's A and B).  0, or -ENOENT when no ask id waits (already answered).
+ */
+int approve_answer(struct approvals *a, uint64_t id, enum policy_decision d, bool remember_it);
+
+/*
+ * The number of clients attached to the control socket changed: when
+ * nobody is left to answer (no client, no prompt), every waiting ask takes
+ * the headless rule at once.
+ */
+void approve_attached(struct approvals *a);
+
 /* Answers every waiting ask with deny (the session is ending) and frees everything.  Accepts NULL. */
 void approve_free(struct approvals *a);
 
 /* Counts of decisions logged so far, for the end-of-session summary. */
 struct approve_counts {
 	unsigned long allow, deny, asked;
+	unsigned long pending; /* asks waiting now */
 };
 void approve_counts(const struct approvals *a, struct approve_counts *out);
+
+/* ---- agent_tty.c: the pseudo-terminal the agent runs on under the TUI ---- */
+
+/*
+ * Opens a pseudo-terminal pair (openpty(3)) with like_fd's terminal modes
+ * and window size when like_fd is a terminal; both ends close-on-exec.
+ * 0 or -errno.
+ */
+int agent_tty_open(int *master, int *slave, int like_fd);
+
+/*
+ * In a child about to exec: a new session whose controlling terminal is
+ * slave (setsid(2), TIOCSCTTY in ioctl_tty(2)), on stdin, stdout and stderr
+ * (dup2 clears close-on-exec).  0 or -errno.
+ */
+int agent_tty_take(int slave);
+
+/*
+ * Whether the TUI can run on fd: it is a terminal and $TERM names a
+ * terminfo entry that can address the cursor (setupterm(3X)).
+ */
+bool agent_tty_tui_usable(int fd);
 
 /* ---- session.c: the session directory ---- */
 
@@ -192,13 +245,15 @@ struct session {
 	char *image_path; /* owned; dir/policy.img, 0444 */
 	char *shim_mount; /* owned; dir/airlock-preload.so: an empty file the real shim is bound over */
 	char *channel;    /* owned; dir/channel, the approval socket */
+	char *control;    /* owned; dir + ".control": the control socket's path, beside the
+			     directory so the sandbox cannot see it (control.h); made by control_new() */
 	int channel_fd;   /* listening socket (non-blocking, close-on-exec), or -1 */
 };
 
 /*
- * Creates the session directory under $XDG_RUNTIME_DIR/airlock/ (root:
- * /run/airlock/; neither usable: /tmp/airlock-UID/, which must be ours and
- * 0700), writes the image (size bytes) as policy.img, makes the shim's mount
+ * Creates the session directory under control_base() — $XDG_RUNTIME_DIR/airlock/
+ * (root: /run/airlock/; neither usable: /tmp/airlock-UID/, which must be
+ * ours and 0700) — writes the image (size bytes) as policy.img, makes the shim's mount
  * point and listens on the channel.  Returns 0, or -errno with a message in
  * err (everything made so far removed).
  */

@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "launcher/control.h"
 #include "launcher/run.h"
 #include "preload/channel.h"
 
@@ -25,41 +26,6 @@ static int fail(char *err, size_t errlen, int r, const char *fmt, ...)
 	vsnprintf(err, errlen, fmt, ap);
 	va_end(ap);
 	return r;
-}
-
-/* mkdir -m 0700 that accepts an existing directory only when it is ours and private. */
-static int private_dir(const char *path)
-{
-	struct stat st;
-	if (mkdir(path, 0700) == 0)
-		return 0;
-	if (errno != EEXIST)
-		return -errno;
-	if (lstat(path, &st) != 0)
-		return -errno;
-	if (!S_ISDIR(st.st_mode) || st.st_uid != geteuid() || (st.st_mode & 077))
-		return -EPERM;
-	return 0;
-}
-
-/* The directory sessions live in, created if needed: see session_create(). */
-static int session_base(char *out, size_t cap)
-{
-	const char *xdg = getenv("XDG_RUNTIME_DIR");
-	char parent[PATH_MAX];
-	if (geteuid() == 0) {
-		snprintf(out, cap, "/run/airlock");
-		if (private_dir(out) == 0)
-			return 0;
-	}
-	if (xdg && xdg[0] == '/' && (size_t)snprintf(out, cap, "%s/airlock", xdg) < cap &&
-	    private_dir(out) == 0)
-		return 0;
-	/* no runtime dir: a private one in /tmp, refused if someone else made it first */
-	snprintf(parent, sizeof parent, "/tmp/airlock-%u", (unsigned)geteuid());
-	if ((size_t)snprintf(out, cap, "%s", parent) >= cap)
-		return -ENAMETOOLONG;
-	return private_dir(out);
 }
 
 static char *join(const char *dir, const char *name)
@@ -122,8 +88,12 @@ static void sweep_stale(const char *base)
 		if (f)
 			fclose(f);
 		if (pid > 0 && kill((pid_t)pid, 0) != 0 && errno == ESRCH &&
-		    (size_t)snprintf(path, sizeof path, "%s/%s", base, de->d_name) < sizeof path)
+		    (size_t)snprintf(path, sizeof path, "%s/%s", base, de->d_name) < sizeof path) {
 			remove_session_dir(path);
+			if ((size_t)snprintf(path, sizeof path, "%s/%s.control", base, de->d_name) <
+			    sizeof path)
+				unlink(path);
+		}
 	}
 	if (d)
 		closedir(d);
@@ -140,7 +110,7 @@ int session_create(struct session *s, const void *image, size_t size, char *err,
 		return fail(err, errlen, -errno, "cannot make a session id: %s", strerror(errno));
 	for (size_t i = 0; i < sizeof rnd; i++)
 		snprintf(s->id + 2 * i, 3, "%02x", rnd[i]);
-	if ((r = session_base(base, sizeof base)) < 0)
+	if ((r = control_base(base, sizeof base, true)) < 0)
 		return fail(err, errlen, r,
 			    "cannot use %s for the session directory: %s (it must be a directory "
 			    "owned by you with mode 0700)",
@@ -159,7 +129,9 @@ int session_create(struct session *s, const void *image, size_t size, char *err,
 	s->image_path = join(s->dir, "policy.img");
 	s->shim_mount = join(s->dir, RUN_SHIM_NAME);
 	s->channel = join(s->dir, "channel");
-	if (!s->image_path || !s->shim_mount || !s->channel) {
+	if (asprintf(&s->control, "%s.control", s->dir) < 0)
+		s->control = NULL;
+	if (!s->image_path || !s->shim_mount || !s->channel || !s->control) {
 		session_destroy(s);
 		return fail(err, errlen, -ENOMEM, "out of memory");
 	}
@@ -188,6 +160,7 @@ void session_destroy(struct session *s)
 	if (s->dir)
 		remove_session_dir(s->dir);
 	free(s->channel);
+	free(s->control);
 	free(s->image_path);
 	free(s->shim_mount);
 	free(s->dir);
