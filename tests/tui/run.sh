@@ -1,0 +1,521 @@
+#!/bin/sh
+# run.sh — TAP tests of the approval TUI (launcher/tui.c), driven for real in tmux: each case
+# starts a pane running the TUI, types into it with send-keys and reads it with capture-pane.
+#
+# Usage: tests/tui/run.sh BUILD_DIR      (BUILD_DIR holds launcher/tui.o, as `make` builds it)
+#
+# The TUI runs through tests/tui/driver.c (compiled here against BUILD_DIR/launcher/tui.o),
+# connected to tests/tui/fake_session.py, a fake session speaking the control protocol that
+# records every line the TUI sends.  TUI_ATTACH=1 runs `BUILD_DIR/airlock attach SOCKET`
+# instead of the driver for the cases that do not need the agent's terminal.
+#
+# Adding a case: write a function that calls start_tui (or start_pane with any command),
+# then wait_for / wait_gone / keys / fake / wait_record, and returns non-zero on failure
+# (fail "why" sets the diagnostic); then list it with `tcase "description" function`.
+#
+# Environment: KEEP_TMP=1 keeps the scratch directory; WAIT (s) bounds one wait (default 10).
+# Exits 1 when any case fails; skips everything (loudly) when tmux or python3 is missing.
+set -u
+
+if [ $# -ne 1 ] || [ ! -d "$1" ]; then
+	echo "usage: $0 BUILD_DIR" >&2
+	exit 2
+fi
+BUILD=$(cd "$1" && pwd -P)
+HERE=$(cd "$(dirname "$0")" && pwd -P)
+ROOT=$(cd "$HERE/../.." && pwd -P)
+WAIT=${WAIT:-10}
+export LC_ALL=C SHELL=/bin/sh
+unset NO_COLOR
+
+# shellcheck source=tests/lib/tap.sh
+. "$HERE/../lib/tap.sh"
+
+tap_skip()
+{
+	TAP_N=$((TAP_N + 1))
+	echo "ok $TAP_N - $1 # SKIP skipped: $2"
+}
+
+skip_all()
+{
+	echo "# skipped: $1"
+	echo "1..0 # SKIP skipped: $1"
+	exit 0
+}
+
+command -v tmux >/dev/null 2>&1 || skip_all "tmux is not installed (apt-get install tmux)"
+PY=/usr/bin/python3
+[ -x "$PY" ] || PY=$(command -v python3) || skip_all "python3 is not installed"
+[ -f "$BUILD/launcher/tui.o" ] || skip_all "$BUILD/launcher/tui.o is missing (run make first)"
+
+T=$(mktemp -d "${TMPDIR:-/tmp}/airlock-tui-test.XXXXXX")
+TS=airlock-test-$$
+FAKE_PID=""
+cleanup()
+{
+	tmux -L "$TS" kill-server >/dev/null 2>&1
+	[ -n "$FAKE_PID" ] && kill "$FAKE_PID" 2>/dev/null
+	if [ "${KEEP_TMP:-0}" = 1 ]; then
+		echo "# kept $T"
+	else
+		rm -rf "$T"
+	fi
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM HUP
+
+# ---- the driver -------------------------------------------------------------------------
+
+DRIVER=$T/tui-driver
+CURSES=$(pkg-config --libs ncursesw 2>/dev/null || echo "-lncursesw -ltinfo")
+JSONC=$(pkg-config --libs json-c 2>/dev/null || echo "-ljson-c")
+# shellcheck disable=SC2086
+if ! ${CC:-cc} -std=gnu11 -D_GNU_SOURCE -I"$ROOT" -o "$DRIVER" "$HERE/driver.c" \
+	"$BUILD/launcher/tui.o" $JSONC $CURSES -lutil >"$T/driver.log" 2>&1; then
+	sed 's/^/# /' "$T/driver.log"
+	tap_not_ok "the test driver builds" "$(cat "$T/driver.log")"
+	tap_plan_end
+	exit 1
+fi
+
+# ---- helpers ----------------------------------------------------------------------------
+
+CASE=""   # the current case's name: its tmux session, socket, FIFO and record
+SOCK="" CMDF="" REC=""
+WHY=""
+
+fail()
+{
+	WHY="$*"
+	return 1
+}
+
+# start_fake [fake_session.py options]: a fake session on $SOCK, commands on $CMDF, lines the
+# TUI sends in $REC.
+start_fake()
+{
+	SOCK=$T/$CASE.sock CMDF=$T/$CASE.cmd REC=$T/$CASE.rec
+	: >"$REC"
+	"$PY" "$HERE/fake_session.py" "$SOCK" "$REC" --cmd "$CMDF" --timeout 60 "$@" \
+		2>"$T/$CASE.fake.err" &
+	FAKE_PID=$!
+	i=0
+	while [ ! -S "$SOCK" ] || [ ! -p "$CMDF" ]; do
+		i=$((i + 1))
+		[ $i -gt $((WAIT * 20)) ] && fail "the fake session did not start" && return 1
+		sleep 0.05
+	done
+}
+
+stop_fake()
+{
+	[ -n "$FAKE_PID" ] && kill "$FAKE_PID" 2>/dev/null && wait "$FAKE_PID" 2>/dev/null
+	FAKE_PID=""
+}
+
+# start_pane COMMAND [WIDTH HEIGHT]: runs COMMAND (a shell string) in a new tmux session named
+# $CASE; the pane stays after the command ends, showing what it printed.
+start_pane()
+{
+	tmux -L "$TS" -f /dev/null new-session -d -s "$CASE" -x "${2:-100}" -y "${3:-30}" \
+		"$1; echo pane-done; sleep 600" || fail "tmux new-session failed"
+}
+
+# start_tui [--color|--no-color] [--attach] [-- AGENT...]: the TUI on the fake session; with
+# AGENT, the agent runs on a pseudo-terminal the TUI owns (as in `airlock run`).  Arguments must
+# not hold single quotes.
+start_tui()
+{
+	env="env -u NO_COLOR TERM=screen-256color"
+	case "${1:-}" in
+	--no-color) env="env NO_COLOR=1 TERM=screen-256color"; shift ;;
+	--color) shift ;;
+	esac
+	attach=""
+	if [ "${1:-}" = --attach ]; then
+		attach=--attach
+		shift
+	fi
+	if [ "${TUI_ATTACH:-0}" = 1 ] && [ $# -eq 0 ] && [ -x "$BUILD/airlock" ]; then
+		start_pane "$env $BUILD/airlock attach $SOCK; echo tui-exit=\$?"
+		return
+	fi
+	agent=""
+	for a in "$@"; do
+		agent="$agent '$a'"
+	done
+	start_pane "$env $DRIVER $attach $SOCK$agent"
+}
+
+capture()
+{
+	tmux -L "$TS" capture-pane -p -t "$CASE" "$@" 2>/dev/null
+}
+
+# wait_for TEXT [SECONDS]: until the pane shows TEXT (a fixed string).
+wait_for()
+{
+	n=$(((${2:-$WAIT}) * 20))
+	while [ "$n" -gt 0 ]; do
+		capture | grep -qF -- "$1" && return 0
+		sleep 0.05
+		n=$((n - 1))
+	done
+	fail "the screen never showed \"$1\""
+}
+
+# wait_gone TEXT [SECONDS]: until the pane no longer shows TEXT.
+wait_gone()
+{
+	n=$(((${2:-$WAIT}) * 20))
+	while [ "$n" -gt 0 ]; do
+		capture | grep -qF -- "$1" || return 0
+		sleep 0.05
+		n=$((n - 1))
+	done
+	fail "the screen still shows \"$1\""
+}
+
+# wait_record TEXT: until the TUI has sent a line holding TEXT.
+wait_record()
+{
+	n=$((WAIT * 20))
+	while [ "$n" -gt 0 ]; do
+		grep -qF -- "$1" "$REC" && return 0
+		sleep 0.05
+		n=$((n - 1))
+	done
+	fail "the TUI never sent $1 (it sent: $(tr '\n' ' ' <"$REC"))"
+}
+
+# no_record TEXT: the TUI has not sent TEXT.
+no_record()
+{
+	! grep -qF -- "$1" "$REC" || fail "the TUI sent $1"
+}
+
+keys()
+{
+	tmux -L "$TS" send-keys -t "$CASE" "$@"
+}
+
+# fake COMMAND...: a command to the fake session (see fake_session.py).
+fake()
+{
+	printf '%s\n' "$*" >"$CMDF"
+}
+
+# last_line: the pane's last row.
+last_line()
+{
+	capture | tail -n 1
+}
+
+end_case()
+{
+	tmux -L "$TS" kill-session -t "$CASE" >/dev/null 2>&1
+	stop_fake
+}
+
+# tcase DESCRIPTION FUNCTION: runs one case in a fresh tmux session and fake session.
+NCASE=0
+tcase()
+{
+	NCASE=$((NCASE + 1))
+	CASE=c$NCASE WHY=""
+	if "$2"; then
+		tap_ok "$1"
+	else
+		tap_not_ok "$1" "${WHY:-failed}" "--- screen:" "$(capture)" "--- sent:" \
+			"$(cat "$REC" 2>/dev/null)" "--- fake session:" "$(cat "$T/$CASE.fake.err" 2>/dev/null)"
+	fi
+	end_case
+}
+
+# the TUI on the fake session, with its first screen up
+ready()
+{
+	start_fake "$@" && start_tui && wait_for "allow 2 deny 1"
+}
+
+# ---- cases ------------------------------------------------------------------------------
+
+case_hello()
+{
+	ready || return 1
+	wait_for "fake0123456789ab" && wait_for "python3 agent.py --task demo" &&
+		wait_record '{"type":"attach"}' || return 1
+	last_line | grep -q "fake0123456789ab" || fail "the status line is not the last row"
+}
+
+case_events()
+{
+	ready || return 1
+	wait_for "exec /usr/bin/git status" && wait_for "write /w/.env" &&
+		wait_for "connect pypi.org:443" && wait_for "session started: fake agent" &&
+		wait_for "policy.yaml:21" && wait_for "up 2.0K down 3.0M" || return 1
+	fake exec deny /usr/bin/curl http://example.com
+	wait_for "exec /usr/bin/curl http://example.com" && wait_for "deny 2"
+}
+
+case_colour()
+{
+	ready || return 1
+	wait_for "exec /usr/bin/git status" || return 1
+	# green (colour 2) around the allow, red (1) around the deny
+	capture -e | grep -q "$(printf '\033')\[[0-9;]*32m *allow" ||
+		fail "allow is not green: $(capture -e | grep allow | head -n 2 | od -c | head -n 5)" || return 1
+	capture -e | grep -q "$(printf '\033')\[[0-9;]*31m *deny" || fail "deny is not red"
+}
+
+case_no_color()
+{
+	start_fake || return 1
+	start_tui --no-color && wait_for "allow 2 deny 1" || return 1
+	wait_for "ALLOW" && wait_for "DENY" || return 1
+	! capture -e | grep -q "$(printf '\033')\[[0-9;]*3[0-7]m" || fail "colour with NO_COLOR set"
+}
+
+case_ask()
+{
+	ready || return 1
+	fake ask 1 exec git push origin main
+	wait_for "APPROVAL NEEDED #1" && wait_for "pid 4242: python3 agent.py --task demo" &&
+		wait_for "exec git push origin main" && wait_for "policy.yaml:12: pushing needs a human" &&
+		wait_for "s left" && wait_for "pending 1"
+}
+
+# answer_case KEY ANSWER
+answer_case()
+{
+	ready || return 1
+	fake ask 7 exec git push origin main
+	wait_for "APPROVAL NEEDED #7" || return 1
+	keys "$1"
+	wait_record "{\"type\":\"answer\",\"id\":7,\"answer\":\"$2\"}" || return 1
+	wait_gone "APPROVAL NEEDED" && wait_for "pending 0" && wait_for "human policy.yaml:12"
+}
+case_y() { answer_case y allow; }
+case_n() { answer_case N deny; }
+case_a() { answer_case a allow-session; }
+case_b() { answer_case B deny-session; }
+
+case_queue()
+{
+	ready || return 1
+	fake ask 1 exec git push origin main
+	fake ask 2 connect evil.example:443
+	fake ask 3 write /w/secrets.txt
+	wait_for "APPROVAL NEEDED #1" && wait_for "2 more waiting" &&
+		wait_for "#2 connect evil.example:443" && wait_for "#3 write /w/secrets.txt" || return 1
+	keys y
+	wait_record '"id":1,"answer":"allow"' && wait_for "APPROVAL NEEDED #2" &&
+		wait_for "1 more waiting" || return 1
+	keys n
+	wait_record '"id":2,"answer":"deny"' && wait_for "APPROVAL NEEDED #3" || return 1
+	wait_gone "more waiting"
+}
+
+# an answer stays on screen as sent until the launcher says "answered"
+case_answered_elsewhere()
+{
+	ready || return 1
+	fake ask 4 exec rm -rf build
+	wait_for "APPROVAL NEEDED #4" || return 1
+	fake answered 4 deny timeout
+	wait_gone "APPROVAL NEEDED" && no_record '"type":"answer"'
+}
+
+case_tab_attached()
+{
+	ready || return 1
+	keys Tab
+	wait_for "agent output" && wait_for "on its own terminal" || return 1
+	keys Tab
+	wait_gone "on its own terminal" && wait_for "exec /usr/bin/git status"
+}
+
+case_tab_pty()
+{
+	start_fake || return 1
+	start_tui -- sh -c 'echo hello-from-agent; stty size; exec cat' &&
+		wait_for "allow 2 deny 1" || return 1
+	keys Tab
+	wait_for "hello-from-agent" || return 1
+	# the agent's terminal has the panel's size: 30 rows - header, title, status; 100 columns
+	wait_for "27 100" || return 1
+	keys -l "ping-42"
+	keys Enter
+	wait_for "ping-42" || return 1
+	[ "$(capture | grep -c "ping-42")" -ge 2 ] || fail "cat did not echo the line back" || return 1
+	# keys went to the agent, not to the TUI: y is not an answer
+	keys y
+	sleep 0.3
+	no_record '"type":"answer"' || return 1
+	keys Tab
+	wait_gone "hello-from-agent" && wait_for "exec /usr/bin/git status"
+}
+
+case_pty_escapes()
+{
+	start_fake || return 1
+	start_tui -- sh -c 'printf "\033[31mred\033[0m \033]0;title\007plain\r\nabcdef\rXY\nback\bK\ttab\n"; exec cat' &&
+		wait_for "allow 2 deny 1" || return 1
+	keys Tab
+	wait_for "red plain" && wait_for "XYcdef" && wait_for "bacK    tab" || return 1
+	! capture | grep -q "title" || fail "an OSC string shows"
+}
+
+case_filter()
+{
+	ready || return 1
+	wait_for "exec /usr/bin/git status" || return 1
+	keys /
+	keys -l "pypi"
+	wait_for "/pypi" || return 1
+	keys Enter
+	wait_for "[filter: pypi]" && wait_gone "exec /usr/bin/git status" &&
+		wait_for "connect pypi.org:443" || return 1
+	# new matching rows show, others do not
+	fake connect allow files.pypi.org:443
+	fake exec allow /bin/true
+	wait_for "files.pypi.org:443" && sleep 0.2 && wait_gone "exec /bin/true" || return 1
+	keys /
+	keys Escape
+	wait_gone "[filter:" && wait_for "exec /usr/bin/git status" && wait_for "exec /bin/true"
+}
+
+case_scroll()
+{
+	ready || return 1
+	fake events 100
+	wait_for "line-99" || return 1
+	keys PageUp
+	wait_for "[scrolled" && wait_gone "line-99" || return 1
+	# a new event does not move the view
+	fake exec allow /bin/new-row
+	sleep 0.3
+	! capture | grep -q "new-row" || fail "the view followed the tail while scrolled" || return 1
+	keys End
+	wait_gone "[scrolled" && wait_for "new-row"
+}
+
+case_quit()
+{
+	ready || return 1
+	keys q
+	wait_for "End the agent? y/n" || return 1
+	keys n
+	wait_gone "End the agent?" && no_record '"type":"quit"' || return 1
+	keys Q
+	wait_for "End the agent? y/n" || return 1
+	keys y
+	wait_record '{"type":"quit"}' && wait_for "tui-exit=0"
+}
+
+case_detach()
+{
+	start_fake || return 1
+	start_tui --attach && wait_for "allow 2 deny 1" && wait_for "detach" || return 1
+	keys d
+	wait_for "tui-exit=0" && no_record '"type":"quit"'
+}
+
+case_no_detach_in_run()
+{
+	ready || return 1
+	keys d
+	sleep 0.3
+	! capture | grep -q "tui-exit" || fail "D detached a run TUI"
+}
+
+case_end()
+{
+	ready || return 1
+	fake exec allow /bin/last-event
+	fake end 3
+	wait_for "tui-exit=0" && wait_for "pane-done"
+}
+
+case_resize()
+{
+	ready || return 1
+	fake ask 5 exec git push origin main
+	wait_for "APPROVAL NEEDED #5" || return 1
+	for size in "60 15" "130 40" "20 5" "100 30"; do
+		# shellcheck disable=SC2086
+		set -- $size
+		tmux -L "$TS" resize-window -t "$CASE" -x "$1" -y "$2" || fail "resize-window failed" || return 1
+		if [ "$1" -ge 60 ]; then
+			wait_for "APPROVAL NEEDED #5" || return 1
+			n=0
+			until last_line | grep -q "fake0123456789ab"; do
+				n=$((n + 1))
+				[ $n -gt 100 ] && fail "at $1x$2 the status line is not the last row" && return 1
+				sleep 0.05
+			done
+		else
+			sleep 0.5
+			capture | grep -q "tui-exit" && fail "the TUI ended at $1x$2" && return 1
+		fi
+	done
+	keys y
+	wait_record '"id":5,"answer":"allow"'
+}
+
+case_malformed()
+{
+	ready || return 1
+	fake raw "this is not json"
+	fake raw '{"type":"no-such-type"}'
+	fake raw '[1,2,3]'
+	fake raw '{"type":"event","event":"not an object"}'
+	fake exec allow /bin/after-garbage
+	wait_for "exec /bin/after-garbage" && wait_for "[4 bad lines]"
+}
+
+case_overlong()
+{
+	ready || return 1
+	fake long 70000
+	wait_for "tui-exit=2"
+}
+
+case_sigterm()
+{
+	ready || return 1
+	pane=$(tmux -L "$TS" display-message -p -t "$CASE" '#{pane_pid}')
+	pid=$(pgrep -P "$pane" -f tui-driver | head -n 1)
+	[ -n "$pid" ] || fail "no TUI process found under the pane" || return 1
+	kill -TERM "$pid"
+	wait_for "tui-exit=0" || return 1
+	! capture | grep -q "allow 2 deny 1" || fail "the TUI's screen is still up"
+}
+
+tcase "hello: the session, the agent and the status line show; attach is sent" case_hello
+tcase "events: exec, write, connect and launcher rows, egress bytes" case_events
+tcase "colour: allow green, deny red" case_colour
+tcase "NO_COLOR: decisions as words, no colour" case_no_color
+tcase "an ask shows who, what, the rule, its reason and the time left" case_ask
+tcase "Y sends allow; the panel goes on answered" case_y
+tcase "N sends deny" case_n
+tcase "A sends allow-session" case_a
+tcase "B sends deny-session" case_b
+tcase "several asks queue visibly (N more waiting), answered in order" case_queue
+tcase "an ask answered elsewhere leaves the panel" case_answered_elsewhere
+tcase "Tab without the agent's terminal: its output is on its own terminal" case_tab_attached
+tcase "Tab with the agent's terminal: its output, its size, keys go to it" case_tab_pty
+tcase "the agent's escape sequences are dropped, CR BS TAB interpreted" case_pty_escapes
+tcase "/ filters the activity; Esc clears" case_filter
+tcase "scrolling up holds the view; End follows again" case_scroll
+tcase "Q asks first; n cancels; y sends quit and the TUI ends" case_quit
+tcase "attach: D detaches without quitting" case_detach
+tcase "run: D does not detach" case_no_detach_in_run
+tcase "end from the session ends the TUI (0)" case_end
+tcase "resize keeps the layout; 20x5 does not crash" case_resize
+tcase "malformed lines are counted and ignored" case_malformed
+tcase "a line over the bound ends the TUI with 2" case_overlong
+tcase "SIGTERM restores the terminal" case_sigterm
+
+tap_plan_end
