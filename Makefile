@@ -139,6 +139,7 @@ run-unit: unit-tests
 cli-tests: all
 	@tests/cli/run.sh $(BUILD)/airlock
 	@tests/cli/log.sh $(BUILD)/airlock
+	@tests/cli/suggest.sh $(BUILD)/airlock
 
 # airlock run on real programs, as root and as an unprivileged user.
 run-tests: all unit-tests
@@ -177,7 +178,11 @@ $(BUILD)/fuzz/%: tests/fuzz/%.c $(POLICY_SRCS) $(SHIM_CORE_SRCS) $(PROXY_SRCS) \
 		policy/default_policy.S policy/default_policy.yaml
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -o $@ $< $(POLICY_SRCS) $(SHIM_CORE_SRCS) $(PROXY_SRCS) \
-		policy/default_policy.S $(YAML_LIBS)
+		policy/default_policy.S $(FUZZ_EXTRA) $(YAML_LIBS)
+
+# The control socket's parser lives in the launcher.
+$(BUILD)/fuzz/fuzz_control: launcher/control.c launcher/control.h
+$(BUILD)/fuzz/fuzz_control: FUZZ_EXTRA := launcher/control.c -ljson-c
 
 fuzz-smoke: $(FUZZ_BINS)
 	@set -e; for f in $(FUZZ_BINS); do n=$$(basename $$f); \
