@@ -907,6 +907,8 @@ static void log_end(struct run *r, int status)
 		 "%lu refused, %" PRIu64 " bytes out, %" PRIu64 " in",
 		 status, c.allow, c.deny, c.asked, ps.connections, ps.refused, ps.bytes_up, ps.bytes_down);
 	launcher_event(r, NULL, msg);
+	if (r->ui == UI_TUI) /* the TUI's screen is gone: what happened, in one line */
+		airlock_err("%s; the log: %s", msg, audit_path(r->log));
 }
 
 static void run_release(struct run *r)
@@ -1039,8 +1041,8 @@ int cmd_run(int argc, char **argv)
 		r.seccomp_fd = -1;
 	}
 	st = serve(&r);
-	log_end(&r, st);
 	end_control(&r, st);
+	log_end(&r, st);
 	run_release(&r);
 	sigprocmask(SIG_SETMASK, &old, NULL);
 	return st;
