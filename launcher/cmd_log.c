@@ -1,6 +1,4 @@
-/* cmd_log.c — `airlock log`: prints the audit log for people, filtered, or its raw lines; follows it. */
-#include <errno.h>
-#include <fcntl.h>
+/* cmd_log.c — `airlock log`: prints the audit log for people, filtered, summarised or as its raw lines; follows it. */
 #include <limits.h>
 #include <poll.h>
 #include <stdbool.h>
@@ -8,19 +6,16 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/inotify.h>
-#include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <json-c/json.h>
 
 #include "launcher/launcher.h"
-#include "launcher/run.h"
-
+#include "launcher/logread.h"
 
 #define LOG_SYNOPSIS                                                                      \
 	"usage: airlock log [FILE] [--session ID] [--decision allow|deny|ask]\n"          \
-	"                   [--source shim|proxy|launcher] [--json] [-f|--follow]\n"
+	"                   [--source shim|proxy|launcher] [--json | --summary] [-f|--follow]\n"
 
 const char cmd_log_usage[] =
 	LOG_SYNOPSIS
@@ -42,6 +37,13 @@ const char cmd_log_usage[] =
 	"                     (answered by a human, session memory, --headless or a timeout)\n"
 	"  --source S         only events from S: shim, proxy or launcher\n"
 	"  --json             print the matching lines as they are in the log (for jq)\n"
+	"  --summary          per session (in order of first appearance): its start and\n"
+	"                     end, the agent's program, workspace, policy and exit\n"
+	"                     status, then grouped counts: commands run (allowed,\n"
+	"                     denied), files written, files whose reading was denied,\n"
+	"                     network destinations (with the proxy's bytes), denies (by\n"
+	"                     rule) and asks (who answered, how); each group sorted by\n"
+	"                     count, at most 20 rows; the filters choose the events\n"
 	"  -f, --follow       after the end, wait for new events and print them too,\n"
 	"                     until interrupted\n"
 	"\n"
@@ -51,31 +53,16 @@ const char cmd_log_usage[] =
 	"\n"
 	"Exit status: 0 success; 1 the log cannot be read; 2 usage error.\n";
 
-/* A line longer than this is reported and skipped rather than buffered without end. */
-#define LOG_MAX_LINE (16u << 20)
 /* How long -f sleeps between looks when inotify is not available (ms). */
 #define LOG_POLL_MS 250
 
 /* The parsed command line. */
 struct log_args {
-	const char *file;     /* NULL: today's default log */
-	const char *session;  /* a session id or a prefix of one */
-	const char *decision; /* allow / deny / ask */
-	const char *source;   /* shim / proxy / launcher */
+	const char *file; /* NULL: today's default log */
+	struct logread_filter filter;
 	bool json;
+	bool summary;
 	bool follow;
-};
-
-/* The log being read: a byte stream cut into lines, the last one possibly partial. */
-struct log_reader {
-	int fd;
-	const char *name;        /* for messages */
-	char *buf;               /* owned; bytes read, not yet a whole line */
-	size_t len, cap;
-	unsigned long lineno;    /* lines handed out so far */
-	bool skipping;           /* inside a line longer than LOG_MAX_LINE */
-	json_tokener *tok;       /* owned */
-	const struct log_args *args;
 	bool color;
 };
 
@@ -111,20 +98,22 @@ static int option_value(int argc, char **argv, int *i, const char *name, const c
 static int parse_option(int argc, char **argv, int *i, struct log_args *a)
 {
 	int r;
-	if ((r = option_value(argc, argv, i, "--session", &a->session)) != 0)
+	if ((r = option_value(argc, argv, i, "--session", &a->filter.session)) != 0)
 		return r;
-	if ((r = option_value(argc, argv, i, "--decision", &a->decision)) != 0)
-		return r < 0 || one_of(a->decision, decisions)
+	if ((r = option_value(argc, argv, i, "--decision", &a->filter.decision)) != 0)
+		return r < 0 || one_of(a->filter.decision, decisions)
 			       ? r
 			       : usage_error("--decision must be allow, deny or ask, not '%s'",
-					     a->decision);
-	if ((r = option_value(argc, argv, i, "--source", &a->source)) != 0)
-		return r < 0 || one_of(a->source, sources)
+					     a->filter.decision);
+	if ((r = option_value(argc, argv, i, "--source", &a->filter.source)) != 0)
+		return r < 0 || one_of(a->filter.source, sources)
 			       ? r
 			       : usage_error("--source must be shim, proxy or launcher, not '%s'",
-					     a->source);
+					     a->filter.source);
 	if (strcmp(argv[*i], "--json") == 0)
 		a->json = true;
+	else if (strcmp(argv[*i], "--summary") == 0)
+		a->summary = true;
 	else if (strcmp(argv[*i], "-f") == 0 || strcmp(argv[*i], "--follow") == 0)
 		a->follow = true;
 	else
@@ -158,150 +147,14 @@ static int parse_args(int argc, char **argv, struct log_args *a)
 			return usage_error("more than one FILE: %s", arg);
 		a->file = arg;
 	}
+	if (a->summary && a->json)
+		return usage_error("%s", "--summary and --json do not go together");
+	if (a->summary && a->follow)
+		return usage_error("%s", "--summary reads the log to its end: no --follow");
 	return 0;
-}
-
-/* ---- text for a terminal ------------------------------------------------- */
-
-/*
- * Length of a sequence at s a terminal would act on rather than show: C0
- * controls and DEL, C1 controls (U+0080-U+009F, which some terminals obey
- * as CSI and friends) and the bidi controls that reorder what is shown
- * (CVE-2021-42574).  0 when s starts none.  The log holds what an agent
- * chose to run; printing it must not let it drive the reader's terminal.
- */
-static size_t unsafe_len(const unsigned char *s)
-{
-	if (s[0] < 0x20 || s[0] == 0x7f)
-		return 1;
-	if (s[0] == 0xC2 && s[1] >= 0x80 && s[1] <= 0x9F)
-		return 2;
-	if (s[0] == 0xE2 && s[1] == 0x80 &&
-	    ((s[2] >= 0xAA && s[2] <= 0xAE) || s[2] == 0x8E || s[2] == 0x8F))
-		return 3; /* LRE..RLO, LRM, RLM */
-	if (s[0] == 0xE2 && s[1] == 0x81 && s[2] >= 0xA6 && s[2] <= 0xA9)
-		return 3; /* LRI..PDI */
-	return 0;
-}
-
-/* Writes the n unsafe bytes at s as \n, \t, \r or \xNN (both shell $'...' and readable). */
-static void put_escaped(FILE *f, const unsigned char *s, size_t n)
-{
-	for (size_t i = 0; i < n; i++) {
-		if (s[i] == '\n')
-			fputs("\\n", f);
-		else if (s[i] == '\t')
-			fputs("\\t", f);
-		else if (s[i] == '\r')
-			fputs("\\r", f);
-		else
-			fprintf(f, "\\x%02x", s[i]);
-	}
-}
-
-/* Free text (a reason, a message): unsafe sequences escaped, the rest as it is. */
-static void put_text(FILE *f, const char *s)
-{
-	const unsigned char *u = (const unsigned char *)s;
-	while (*u) {
-		size_t n = unsafe_len(u);
-		if (n)
-			put_escaped(f, u, n);
-		else
-			fputc(*u, f);
-		u += n ? n : 1;
-	}
-}
-
-static bool has_unsafe(const char *s)
-{
-	for (const unsigned char *u = (const unsigned char *)s; *u; u++)
-		if (unsafe_len(u))
-			return true;
-	return false;
-}
-
-/* True when s reads the same to sh without quotes. */
-static bool plain_word(const char *s)
-{
-	if (!*s)
-		return false;
-	for (; *s; s++)
-		if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') ||
-		      (*s >= '0' && *s <= '9') || strchr("_@%+=:,./-", *s)))
-			return false;
-	return true;
-}
-
-/*
- * A word as a shell would need it to be pasted back: bare when plain,
- * '...' when it has no unsafe bytes, else bash's $'...' with escapes.
- */
-static void put_word(FILE *f, const char *s)
-{
-	if (plain_word(s)) {
-		fputs(s, f);
-		return;
-	}
-	if (!has_unsafe(s)) {
-		fputc('\'', f);
-		for (; *s; s++)
-			if (*s == '\'')
-				fputs("'\\''", f);
-			else
-				fputc(*s, f);
-		fputc('\'', f);
-		return;
-	}
-	fputs("$'", f);
-	for (const unsigned char *u = (const unsigned char *)s; *u;) {
-		size_t n = unsafe_len(u);
-		if (n)
-			put_escaped(f, u, n);
-		else if (*u == '\'' || *u == '\\')
-			fprintf(f, "\\%c", *u);
-		else
-			fputc(*u, f);
-		u += n ? n : 1;
-	}
-	fputc('\'', f);
 }
 
 /* ---- one event for people ------------------------------------------------ */
-
-/* The string member key of o, or NULL when absent or not a string. */
-static const char *str(json_object *o, const char *key)
-{
-	json_object *v;
-	if (!json_object_object_get_ex(o, key, &v) || !json_object_is_type(v, json_type_string))
-		return NULL;
-	return json_object_get_string(v);
-}
-
-/* The integer member key of o, or -1 when absent or not an integer. */
-static long long num(json_object *o, const char *key)
-{
-	json_object *v;
-	if (!json_object_object_get_ex(o, key, &v) || !json_object_is_type(v, json_type_int))
-		return -1;
-	return (long long)json_object_get_int64(v);
-}
-
-/* The event's RFC 3339 UTC timestamp as local HH:MM:SS.mmm; "??:??:??.???" when unreadable. */
-static void put_time(FILE *f, const char *ts)
-{
-	struct tm tm = { 0 }, local;
-	unsigned ms = 0;
-	const char *rest = ts ? strptime(ts, "%Y-%m-%dT%H:%M:%S", &tm) : NULL;
-	if (rest && rest[0] == '.' && sscanf(rest, ".%3u", &ms) != 1)
-		rest = NULL;
-	time_t t = rest ? timegm(&tm) : (time_t)-1;
-	if (t == (time_t)-1 || !localtime_r(&t, &local)) {
-		fputs("??:??:??.???", f);
-		return;
-	}
-	fprintf(f, "%02d:%02d:%02d.%03u", local.tm_hour, local.tm_min, local.tm_sec, ms % 1000);
-}
 
 static void put_decision(FILE *f, const char *d, bool color)
 {
@@ -315,7 +168,7 @@ static void put_decision(FILE *f, const char *d, bool color)
 					      : NULL;
 	if (c)
 		fputs(c, f);
-	put_text(f, d);
+	logread_put_text(f, d);
 	if (c)
 		fputs("\033[0m", f);
 	/* padded after the colour codes so the columns line up */
@@ -323,53 +176,23 @@ static void put_decision(FILE *f, const char *d, bool color)
 		fputc(' ', f);
 }
 
-/* What was done: the command line, the file action and path, the destination, or the message. */
-static void put_what(FILE *f, json_object *ev)
-{
-	const char *s;
-	json_object *args;
-	if ((s = str(ev, "command"))) {
-		fputs("exec ", f);
-		put_word(f, s);
-		if (json_object_object_get_ex(ev, "args", &args) &&
-		    json_object_is_type(args, json_type_array))
-			for (size_t i = 0; i < json_object_array_length(args); i++) {
-				const char *a = json_object_get_string(json_object_array_get_idx(args, i));
-				fputc(' ', f);
-				put_word(f, a ? a : "");
-			}
-		if (json_object_object_get_ex(ev, "truncated", &args) && json_object_get_boolean(args))
-			fputs(" ...(truncated)", f);
-	} else if ((s = str(ev, "file"))) {
-		put_text(f, str(ev, "action") ? str(ev, "action") : "open");
-		fputc(' ', f);
-		put_word(f, s);
-	} else if ((s = str(ev, "network_dst"))) {
-		fputs("connect ", f);
-		put_text(f, s);
-	} else if ((s = str(ev, "message")))
-		put_text(f, s);
-	else
-		fputc('-', f);
-}
-
 /* "  [RULE, by WHO, N ms]": left out when there is none of them. */
 static void put_why(FILE *f, json_object *ev)
 {
-	const char *rule = str(ev, "rule"), *by = str(ev, "decided_by");
-	long long ms = num(ev, "response_time_ms");
+	const char *rule = logread_str(ev, "rule"), *by = logread_str(ev, "decided_by");
+	long long ms = logread_num(ev, "response_time_ms");
 	const char *sep = "  [";
 	if (by && strcmp(by, "policy") == 0)
 		by = rule ? NULL : "the policy's default"; /* with a rule, the rule says it */
 	if (rule) {
 		fputs(sep, f);
-		put_text(f, rule);
+		logread_put_text(f, rule);
 		sep = ", ";
 	}
 	if (by) {
 		fputs(sep, f);
 		fputs("by ", f);
-		put_text(f, by);
+		logread_put_text(f, by);
 		sep = ", ";
 	}
 	if (ms >= 0) {
@@ -383,7 +206,7 @@ static void put_why(FILE *f, json_object *ev)
 /* s (unsafe bytes escaped) in a column of width bytes, then a space. */
 static void put_column(FILE *f, const char *s, size_t width)
 {
-	put_text(f, s);
+	logread_put_text(f, s);
 	for (size_t n = strlen(s); n < width; n++)
 		fputc(' ', f);
 	fputc(' ', f);
@@ -392,15 +215,15 @@ static void put_column(FILE *f, const char *s, size_t width)
 static void print_event(FILE *f, json_object *ev, bool color)
 {
 	char session[9] = "-";
-	const char *sid = str(ev, "session_id"), *source = str(ev, "source");
-	const char *reason = str(ev, "reason"), *message = str(ev, "message");
-	long long pid = num(ev, "pid");
+	const char *sid = logread_str(ev, "session_id"), *source = logread_str(ev, "source");
+	const char *reason = logread_str(ev, "reason"), *message = logread_str(ev, "message");
+	long long pid = logread_num(ev, "pid");
 	if (sid && *sid) {
 		size_t n = strnlen(sid, 8);
 		memcpy(session, sid, n);
 		session[n] = '\0';
 	}
-	put_time(f, str(ev, "timestamp"));
+	logread_put_time(f, logread_str(ev, "timestamp"), false);
 	fputc(' ', f);
 	put_column(f, session, 8);
 	put_column(f, source ? source : "-", 8);
@@ -408,153 +231,21 @@ static void print_event(FILE *f, json_object *ev, bool color)
 		fprintf(f, "%7lld ", pid);
 	else
 		fprintf(f, "%7s ", "-");
-	put_decision(f, str(ev, "decision"), color);
+	put_decision(f, logread_str(ev, "decision"), color);
 	fputc(' ', f);
-	put_what(f, ev);
+	logread_put_what(f, ev);
 	put_why(f, ev);
 	if (reason) {
 		fputs("  ", f);
-		put_text(f, reason);
+		logread_put_text(f, reason);
 	}
 	/* a message beside an exec, file or network event: put_what() showed the action */
-	if (message && (str(ev, "command") || str(ev, "file") || str(ev, "network_dst"))) {
+	if (message && (logread_str(ev, "command") || logread_str(ev, "file") || logread_str(ev, "network_dst"))) {
 		fputs("  (", f);
-		put_text(f, message);
+		logread_put_text(f, message);
 		fputc(')', f);
 	}
 	fputc('\n', f);
-}
-
-/* ---- reading ------------------------------------------------------------- */
-
-static bool matches(json_object *ev, const struct log_args *a)
-{
-	const char *s;
-	if (a->session &&
-	    (!(s = str(ev, "session_id")) || strncmp(s, a->session, strlen(a->session)) != 0))
-		return false;
-	if (a->decision && strcmp(a->decision, "ask") == 0) {
-		/* an ask is logged with its outcome; who answered says it was asked */
-		if (!(s = str(ev, "decided_by")) || strcmp(s, "policy") == 0)
-			return false;
-	} else if (a->decision && (!(s = str(ev, "decision")) || strcmp(s, a->decision) != 0)) {
-		return false;
-	}
-	if (a->source && (!(s = str(ev, "source")) || strcmp(s, a->source) != 0))
-		return false;
-	return true;
-}
-
-/* Parses one whole line as one JSON object (RFC 8259, UTF-8 checked), or NULL. */
-static json_object *parse_line(json_tokener *tok, const char *line, size_t len)
-{
-	json_tokener_reset(tok);
-	json_object *o = json_tokener_parse_ex(tok, line, (int)len);
-	if (!o)
-		return NULL;
-	size_t end = json_tokener_get_parse_end(tok);
-	while (end < len && strchr(" \t\r", line[end]))
-		end++;
-	if (end < len || !json_object_is_type(o, json_type_object)) {
-		json_object_put(o);
-		return NULL;
-	}
-	return o;
-}
-
-/* Handles one line (without its '\n'): skips blank ones, warns about bad ones, prints the rest. */
-static void handle_line(struct log_reader *r, const char *line, size_t len)
-{
-	r->lineno++;
-	if (len == strspn(line, " \t\r"))
-		return;
-	if (len > INT_MAX) {
-		airlock_err("log: %s:%lu: line too long, skipped", r->name, r->lineno);
-		return;
-	}
-	json_object *ev = parse_line(r->tok, line, len);
-	if (!ev) {
-		airlock_err("log: %s:%lu: not a JSON object, skipped", r->name, r->lineno);
-		return;
-	}
-	if (matches(ev, r->args)) {
-		if (r->args->json) {
-			fwrite(line, 1, len, stdout);
-			fputc('\n', stdout);
-		} else
-			print_event(stdout, ev, r->color);
-	}
-	json_object_put(ev);
-}
-
-/* Hands out each whole line in the buffer and keeps the partial last one. */
-static void handle_lines(struct log_reader *r)
-{
-	size_t start = 0;
-	char *nl;
-	while ((nl = memchr(r->buf + start, '\n', r->len - start)) != NULL) {
-		size_t end = (size_t)(nl - r->buf);
-		if (r->skipping)
-			r->skipping = false, r->lineno++;
-		else
-			handle_line(r, r->buf + start, end - start);
-		start = end + 1;
-	}
-	memmove(r->buf, r->buf + start, r->len - start);
-	r->len -= start;
-	if (r->len > LOG_MAX_LINE) {
-		/* never a line the launcher wrote: drop it up to its end */
-		if (!r->skipping)
-			airlock_err("log: %s:%lu: line longer than %u bytes, skipped", r->name,
-				    r->lineno + 1, LOG_MAX_LINE);
-		r->skipping = true;
-		r->len = 0;
-	}
-}
-
-/* Reads what is there now, up to end of file.  0, or -errno. */
-static int read_available(struct log_reader *r)
-{
-	for (;;) {
-		if (r->cap - r->len < 65536) {
-			char *p = realloc(r->buf, r->cap + 65536);
-			if (!p)
-				return -ENOMEM;
-			r->buf = p;
-			r->cap += 65536;
-		}
-		ssize_t n = read(r->fd, r->buf + r->len, r->cap - r->len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return errno == EAGAIN ? 0 : -errno;
-		if (n == 0)
-			return 0;
-		r->len += (size_t)n;
-		handle_lines(r);
-	}
-}
-
-/* The end of the log: a last line without '\n' is still a line (cut short by a crash, perhaps). */
-static void finish_lines(struct log_reader *r)
-{
-	if (r->len > 0 && !r->skipping)
-		handle_line(r, r->buf, r->len);
-	r->len = 0;
-}
-
-/* A log truncated under us (by hand: the launcher only appends) is read again from its start. */
-static void check_truncated(struct log_reader *r)
-{
-	struct stat st;
-	off_t pos = lseek(r->fd, 0, SEEK_CUR);
-	if (pos < 0 || fstat(r->fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size >= pos)
-		return;
-	airlock_err("log: %s was truncated; reading it from the start", r->name);
-	lseek(r->fd, 0, SEEK_SET);
-	r->len = 0;
-	r->lineno = 0;
-	r->skipping = false;
 }
 
 /*
@@ -575,7 +266,7 @@ static void wait_for_more(int ino)
 }
 
 /* Reads to the end, then keeps reading what is appended, until killed or an error.  Exit status. */
-static int follow(struct log_reader *r, const char *path)
+static int follow(struct logread *r, const char *path)
 {
 	int ino = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
 	if (ino >= 0 && inotify_add_watch(ino, path, IN_MODIFY | IN_ATTRIB | IN_CLOSE_WRITE) < 0) {
@@ -583,7 +274,7 @@ static int follow(struct log_reader *r, const char *path)
 		ino = -1;
 	}
 	for (;;) {
-		int e = read_available(r);
+		int e = logread_available(r);
 		if (e < 0) {
 			airlock_err("log: cannot read %s: %s", r->name, strerror(-e));
 			break;
@@ -591,7 +282,7 @@ static int follow(struct log_reader *r, const char *path)
 		/* printed now, not when a pipe's buffer fills: someone is watching */
 		if (fflush(stdout) != 0)
 			break;
-		check_truncated(r);
+		logread_check_truncated(r);
 		wait_for_more(ino);
 	}
 	if (ino >= 0)
@@ -599,25 +290,17 @@ static int follow(struct log_reader *r, const char *path)
 	return AIRLOCK_EXIT_FAILURE;
 }
 
-/* Opens the log; fills name.  The fd, or -1 with the error reported. */
-static int open_log(const struct log_args *a, char *path, size_t cap)
+/* One matching event: its line as it is, or one line for people (a logread_event_fn). */
+static void print_line(void *ctx, json_object *ev, const char *line, size_t len,
+		       unsigned long lineno)
 {
-	int r;
-	if (a->file && strcmp(a->file, "-") == 0) {
-		snprintf(path, cap, "<stdin>");
-		return STDIN_FILENO;
-	}
-	if (a->file)
-		snprintf(path, cap, "%s", a->file);
-	else if ((r = audit_default_path(path, cap, time(NULL))) < 0) {
-		airlock_err("log: cannot find today's log: %s (set HOME or XDG_STATE_HOME)",
-			    strerror(-r));
-		return -1;
-	}
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		airlock_err("log: cannot open %s: %s", path, strerror(errno));
-	return fd;
+	const struct log_args *a = ctx;
+	(void)lineno;
+	if (a->json) {
+		fwrite(line, 1, len, stdout);
+		fputc('\n', stdout);
+	} else
+		print_event(stdout, ev, a->color);
 }
 
 static bool use_color(void)
@@ -629,31 +312,34 @@ static bool use_color(void)
 int cmd_log(int argc, char **argv)
 {
 	struct log_args a = { 0 };
+	struct log_summary *sum = NULL;
+	struct logread rd = { .fd = -1 };
 	char path[PATH_MAX];
 	int r = parse_args(argc, argv, &a), status = AIRLOCK_EXIT_OK;
 	if (r != 0)
 		return r > 0 ? AIRLOCK_EXIT_OK : AIRLOCK_EXIT_USAGE;
-	struct log_reader rd = { .fd = open_log(&a, path, sizeof path), .name = path, .args = &a };
-	if (rd.fd < 0)
+	int fd = logread_open(a.file, "log", path, sizeof path);
+	if (fd < 0)
 		return AIRLOCK_EXIT_FAILURE;
-	rd.color = !a.json && use_color();
-	rd.tok = json_tokener_new();
-	if (rd.tok) /* RFC 8259 JSON only, as jq reads it: no comments, no invalid UTF-8 */
-		json_tokener_set_flags(rd.tok, JSON_TOKENER_STRICT | JSON_TOKENER_VALIDATE_UTF8);
-	if (!rd.tok) {
+	a.color = !a.json && use_color();
+	if (a.summary && !(sum = log_summary_new()))
+		r = -1;
+	if (r < 0 || (a.summary ? logread_init(&rd, fd, path, "log", &a.filter, log_summary_add, sum)
+				: logread_init(&rd, fd, path, "log", &a.filter, print_line, &a)) < 0) {
 		airlock_err("log: out of memory");
 		status = AIRLOCK_EXIT_FAILURE;
+		rd.fd = fd;
 	} else if (a.follow && rd.fd != STDIN_FILENO)
 		status = follow(&rd, path);
-	else if ((r = read_available(&rd)) < 0) {
+	else if ((r = logread_available(&rd)) < 0) {
 		airlock_err("log: cannot read %s: %s", path, strerror(-r));
 		status = AIRLOCK_EXIT_FAILURE;
 	}
-	finish_lines(&rd);
 	if (rd.tok)
-		json_tokener_free(rd.tok);
-	free(rd.buf);
-	if (rd.fd != STDIN_FILENO)
-		close(rd.fd);
+		logread_finish(&rd);
+	if (sum && status == AIRLOCK_EXIT_OK)
+		log_summary_print(stdout, sum, a.color);
+	log_summary_free(sum);
+	logread_free(&rd);
 	return status;
 }

@@ -101,6 +101,13 @@ enum policy_source_status {
 enum policy_source_status policy_source_open(const struct policy_source_options *opt,
 					     struct policy_source *src, struct policy_error *err);
 
+/*
+ * The home directory "~/" stands for, as policy_source_open() finds it:
+ * $HOME when absolute, else the passwd entry's; without a trailing '/'.
+ * malloc'ed; NULL with errno ENOENT (no home) or ENOMEM.
+ */
+char *policy_source_home(void);
+
 /* Frees everything src owns and empties it.  Accepts an empty source. */
 void policy_source_release(struct policy_source *src);
 

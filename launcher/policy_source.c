@@ -213,3 +213,8 @@ int policy_source_report(enum policy_source_status status, const struct policy_e
 		return AIRLOCK_EXIT_FAILURE;
 	}
 }
+
+char *policy_source_home(void)
+{
+	return home_dir();
+}

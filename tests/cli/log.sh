@@ -136,6 +136,78 @@ else
 	skip "--json output is JSON Lines another parser accepts" "no python3"
 fi
 
+# ---- --summary ------------------------------------------------------------------
+SLOG="$TMP/summary.jsonl"
+{
+	printf '%s\n' '{"id":"1","timestamp":"2026-11-30T01:00:00.000Z","session_id":"cccccccc33333333","source":"launcher","pid":9,"message":"session started: /usr/bin/python3; policy /p/policy.yaml; workspace /w; bubblewrap sandbox"}'
+	for i in 1 2 3; do
+		printf '{"id":"g%s","timestamp":"2026-11-30T01:00:0%s.000Z","session_id":"cccccccc33333333","source":"shim","pid":10,"command":"/usr/bin/git","args":["status"],"decision":"allow","decided_by":"policy","rule":"p:1"}\n' "$i" "$i"
+	done
+	printf '%s\n' '{"id":"p1","timestamp":"2026-11-30T01:00:04.000Z","session_id":"cccccccc33333333","source":"shim","pid":10,"command":"/bin/git","args":["push"],"decision":"deny","decided_by":"human","rule":"p:7","response_time_ms":1200}'
+	printf '%s\n' '{"id":"w1","timestamp":"2026-11-30T01:00:05.000Z","session_id":"cccccccc33333333","source":"shim","pid":10,"file":"/w/out.txt","action":"write","decision":"allow","decided_by":"policy","rule":"p:3"}'
+	printf '%s\n' '{"id":"w2","timestamp":"2026-11-30T01:00:05.500Z","session_id":"cccccccc33333333","source":"shim","pid":10,"file":"/w/out.txt","action":"write","decision":"allow","decided_by":"policy","rule":"p:3"}'
+	printf '%s\n' '{"id":"r1","timestamp":"2026-11-30T01:00:06.000Z","session_id":"cccccccc33333333","source":"shim","pid":10,"file":"/w/notes.txt","action":"read","decision":"allow","decided_by":"policy"}'
+	printf '%s\n' '{"id":"r2","timestamp":"2026-11-30T01:00:07.000Z","session_id":"cccccccc33333333","source":"shim","pid":10,"file":"/w/.env","action":"read","decision":"deny","decided_by":"policy","rule":"p:9","reason":"secrets"}'
+	printf '%s\n' '{"id":"n1","timestamp":"2026-11-30T01:00:08.000Z","session_id":"cccccccc33333333","source":"proxy","network_dst":"pypi.org:443","decision":"allow","decided_by":"policy","rule":"p:20","message":"1200 bytes up, 34000 down, 80 ms, via transparent"}'
+	printf '%s\n' '{"id":"n2","timestamp":"2026-11-30T01:00:09.000Z","session_id":"cccccccc33333333","source":"proxy","network_dst":"pypi.org:443","decision":"allow","decided_by":"policy","rule":"p:20","message":"800 bytes up, 1000 down, 10 ms, via http"}'
+	printf '%s\n' '{"id":"n3","timestamp":"2026-11-30T01:00:10.000Z","session_id":"cccccccc33333333","source":"proxy","network_dst":"evil.example:443","decision":"deny","decided_by":"default","message":"0 bytes up, 0 down, 0 ms, via socks"}'
+	i=0
+	while [ $i -lt 25 ]; do
+		printf '{"id":"m%s","timestamp":"2026-11-30T01:00:11.000Z","session_id":"dddddddd44444444","source":"shim","pid":11,"command":"/usr/bin/tool%02d","args":[],"decision":"allow","decided_by":"policy"}\n' "$i" "$i"
+		i=$((i + 1))
+	done
+	printf '%s\n' '{"id":"9","timestamp":"2026-11-30T01:00:12.250Z","session_id":"cccccccc33333333","source":"launcher","pid":9,"message":"session ended: exit status 3; 7 allowed, 3 denied, 2 asked"}'
+} >"$SLOG"
+run log --summary "$SLOG"
+if [ "$RC" = 0 ]; then pass "--summary exits 0"; else fail "--summary exits 0" "$(details)"; fi
+first=$(grep -n '^session ' "$TMP/out" | head -n 1)
+if [ "$first" = "1:session cccccccc33333333" ] && grep -q '^session dddddddd44444444' "$TMP/out"; then
+	pass "--summary: one block per session, in order of first appearance"
+else
+	fail "--summary: one block per session, in order of first appearance" "$(details)"
+fi
+has "--summary: start time" out "  start      2026-11-30 01:00:00.000"
+has "--summary: end time and duration" out "  end        2026-11-30 01:00:12.250  (12.250 s)"
+has "--summary: the agent from the session start" out "  agent      /usr/bin/python3"
+has "--summary: the workspace" out "  workspace  /w"
+has "--summary: the exit status" out "  exit       3"
+has "--summary: event counts" out "  events     11: 8 allowed, 3 denied, 2 asked"
+has "--summary: commands by program, allowed and denied" out "          3      1  git"
+has "--summary: files written, counted" out "          2      0  /w/out.txt"
+has "--summary: a denied read is listed" out "          1  /w/.env"
+lacks "--summary: an allowed read is not" out "/w/notes.txt"
+has "--summary: a destination with the proxy's bytes" out "          2      0        2000       35000  pypi.org:443"
+has "--summary: a denied destination" out "          0      1           0           0  evil.example:443"
+has "--summary: denies with their rule" out "          1  exec /bin/git push  [p:7]"
+has "--summary: a deny by the default" out "connect evil.example:443  [the default]"
+has "--summary: asks with who answered and how" out "          1  deny    human     exec /bin/git push"
+has "--summary: an ask answered by --headless (by default)" out "          1  deny    default   connect evil.example:443"
+has "--summary: a group is capped at 20 rows" out "      … 5 more"
+has "--summary: an empty group says none" out "  files written: none"
+n=$(grep -c '  tool' "$TMP/out")
+if [ "$n" = 20 ]; then pass "--summary: 20 rows shown of 25"; else fail "--summary: 20 rows shown of 25" "$(details)"; fi
+run log --summary "$SLOG" --session dddd
+if [ "$RC" = 0 ] && ! grep -q cccccccc "$TMP/out" && grep -q '^session dddddddd44444444' "$TMP/out"; then
+	pass "--summary combines with --session"
+else
+	fail "--summary combines with --session" "$(details)"
+fi
+run log --summary "$SLOG" --decision deny
+has "--summary combines with --decision" out "  events     3: 0 allowed, 3 denied, 2 asked"
+run log --summary "$LOG"
+has "--summary reports malformed lines too" err "$LOG:3: not a JSON object, skipped"
+has "--summary: an ask still logged as ask" out "          1  ask     timeout   write /home/u/.env"
+run log --summary "$TMP/valid.jsonl" --source proxy --session cccc
+has "--summary with nothing matching" out "no events"
+expect "--summary with --json exits 2" 2 log --summary --json "$SLOG"
+expect "--summary with --follow exits 2" 2 log --summary -f "$SLOG"
+run log --json "$SLOG" --session dddd
+if [ "$RC" = 0 ] && [ "$(wc -l <"$TMP/out" | tr -d ' ')" = 25 ] && grep -q '"command":"/usr/bin/tool24"' "$TMP/out"; then
+	pass "--json with --session prints that session's lines"
+else
+	fail "--json with --session prints that session's lines" "$(details)"
+fi
+
 # ---- other inputs ---------------------------------------------------------------
 "$AIRLOCK" log - <"$LOG" >"$TMP/out" 2>"$TMP/err"
 RC=$?

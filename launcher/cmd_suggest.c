@@ -1,0 +1,1387 @@
+/* cmd_suggest.c — `airlock suggest`: turns an audit log into a policy that decides its events as they were decided. */
+#include <errno.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <json-c/json.h>
+
+#include "launcher/launcher.h"
+#include "launcher/logread.h"
+
+#define SUGGEST_SYNOPSIS \
+	"usage: airlock suggest LOG [--session ID] [--workspace DIR] [--output FILE]\n"
+
+const char cmd_suggest_usage[] =
+	SUGGEST_SYNOPSIS
+	"\n"
+	"Reads an audit log and prints a policy (YAML, commented) that allows what\n"
+	"was allowed or approved, denies what was denied (by the policy, a human,\n"
+	"session memory, --headless or a timeout) and asks about what is still\n"
+	"logged as ask.  Fed back to `airlock check`, it decides every event of the\n"
+	"log as the log recorded it.\n"
+	"\n"
+	"The learning run: run the agent once with a policy whose default is allow\n"
+	"(`default: allow`) and with --trace, so that allowed file reads and writes\n"
+	"are logged too, for example\n"
+	"    airlock run --trace --policy learn.yaml --log learn.jsonl -- AGENT\n"
+	"    airlock suggest learn.jsonl --output .airlock/policy.yaml\n"
+	"(`airlock run --headless --default-allow` also allows what its policy asks\n"
+	"about).  Then read the policy: it allows what that run did, nothing more\n"
+	"than the generalisations below.\n"
+	"\n"
+	"Generalising, an allow rule is widened only as long as it covers nothing\n"
+	"the log denied or asked about (it falls back to a narrower pattern, down\n"
+	"to the exact path, arguments or destination), and a deny rule only as long\n"
+	"as it covers nothing the log allowed:\n"
+	"  - a program's arguments to the prefix all its allowed runs share\n"
+	"    (`git commit` and `git status`: any git; with a denied `git push`:\n"
+	"    one prefix rule per subcommand), by program name (its full path when\n"
+	"    only that tells allowed and denied runs apart);\n"
+	"  - paths in the workspace to ./** (then ./DIR/**), paths in the home\n"
+	"    directory to ~/DIR/**, paths in /tmp to /tmp/**; other paths, and the\n"
+	"    paths of deny and ask rules, stay exact;\n"
+	"  - a host's ports to the host (any port); otherwise one rule per port.\n"
+	"Allowed reads need no rule: the suggested default allows reads, and asks\n"
+	"about any other program, write or connection the log never saw.\n"
+	"Each rule's comment says how many events it covers and who decided them.\n"
+	"\n"
+	"  LOG               the audit log (JSON Lines), or - for standard input\n"
+	"  --session ID      only the events of session ID (or of sessions it begins);\n"
+	"                    default: every session in the log\n"
+	"  --workspace DIR   what ./ stands for; default: the workspace the sessions'\n"
+	"                    start events name, else the directory the allowed writes\n"
+	"                    share\n"
+	"  --output FILE     write the policy to FILE (replaced) instead of stdout\n"
+	"\n"
+	"A line that is not an event is reported on stderr as LOG:LINE: what is wrong,\n"
+	"and skipped.  An event decided both ways is denied, with a warning.\n"
+	"\n"
+	"Exit status: 0 success; 1 the log cannot be read or FILE cannot be written;\n"
+	"2 usage error, or a log with no usable events.\n";
+
+/* ---- the events ------------------------------------------------------------------- */
+
+enum kind { K_EXEC = 0, K_FILE, K_NET, K_MAX };
+
+/* Who decided, as the log's decided_by names it. */
+enum by { BY_POLICY = 0, BY_HUMAN, BY_SESSION, BY_DEFAULT, BY_TIMEOUT, BY_OTHER, BY_MAX };
+
+static const char *const by_names[BY_MAX] = { "policy", "human", "session", "default", "timeout",
+					      NULL };
+static const char *const by_text[BY_MAX] = { "by the policy", "by a human", "by session memory",
+					     "by --headless", "by a timeout", "by another" };
+
+/* One distinct action of the log (identical events merged) and its recorded outcome. */
+struct action {
+	enum kind kind;
+	char *key;            /* owned; what makes two events the same action */
+	char *program, *base; /* K_EXEC: owned; base points into program */
+	char **args;          /* K_EXEC: owned */
+	size_t nargs;
+	bool truncated;       /* K_EXEC: the log holds only the first arguments */
+	char *path;           /* K_FILE: owned */
+	unsigned faction;     /* K_FILE: one POLICY_FILE_* bit */
+	char *host;           /* K_NET: owned */
+	unsigned port;
+	enum policy_decision outcome;
+	unsigned long count;  /* events */
+	unsigned long by[BY_MAX];
+	unsigned long conflicts; /* events of this action decided otherwise */
+	unsigned long line;   /* of its first event */
+	char *reason;         /* owned; the first event's reason, or NULL */
+	long rule;            /* the suggested rule covering it, -1 none yet */
+};
+
+/* A session, as its launcher events describe it. */
+struct session {
+	char *id, *agent, *workspace, *first_ts, *last_ts, *exit; /* owned; NULL: not recorded */
+};
+
+/* One suggested rule. */
+struct rule {
+	enum policy_list list;
+	enum kind kind;
+	unsigned faction;
+	char *yaml;          /* owned; the list item after "- " */
+	char *reason;        /* borrowed from an action; deny and ask rules */
+	unsigned long events, actions;
+	unsigned long by[BY_MAX];
+	const struct action *example;
+};
+
+struct suggest {
+	const char *log_name;
+	struct action *a;
+	size_t na, cap;
+	struct session *s;
+	size_t ns, scap;
+	unsigned long skipped; /* events read but not usable (reported) */
+	unsigned long events;
+	struct rule *r;
+	size_t nr, rcap;
+	char *home;      /* owned; no trailing '/' */
+	char *workspace; /* owned; NULL: no ./ patterns */
+	bool oom;
+};
+
+static void *xrealloc_array(void *p, size_t *cap, size_t n, size_t size)
+{
+	if (n < *cap)
+		return p;
+	size_t c = *cap ? *cap * 2 : 64;
+	void *q = realloc(p, c * size);
+	if (q)
+		*cap = c;
+	return q;
+}
+
+/* "LOG:LINE: message, skipped" on stderr. */
+static void bad_line(struct suggest *sg, unsigned long line, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static void bad_line(struct suggest *sg, unsigned long line, const char *fmt, ...)
+{
+	va_list ap;
+	fprintf(stderr, "airlock: suggest: %s:%lu: ", sg->log_name, line);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputs(", skipped\n", stderr);
+	sg->skipped++;
+}
+
+static char *dup_or_null(const char *s, bool *oom)
+{
+	char *c = s ? strdup(s) : NULL;
+	if (s && !c)
+		*oom = true;
+	return c;
+}
+
+static void action_free(struct action *a)
+{
+	free(a->key);
+	free(a->program);
+	for (size_t i = 0; i < a->nargs; i++)
+		free(a->args[i]);
+	free(a->args);
+	free(a->path);
+	free(a->host);
+	free(a->reason);
+}
+
+static enum by by_of(const char *s)
+{
+	for (int i = 0; i < BY_OTHER; i++)
+		if (s && strcmp(s, by_names[i]) == 0)
+			return (enum by)i;
+	return s ? BY_OTHER : BY_POLICY;
+}
+
+/* The session's entry, added when new. */
+static struct session *session_of(struct suggest *sg, const char *id)
+{
+	for (size_t i = sg->ns; i-- > 0;)
+		if (strcmp(sg->s[i].id, id) == 0)
+			return &sg->s[i];
+	struct session *p = xrealloc_array(sg->s, &sg->scap, sg->ns, sizeof *p);
+	if (!p)
+		return NULL;
+	sg->s = p;
+	p = &sg->s[sg->ns];
+	*p = (struct session){ .id = strdup(id) };
+	if (!p->id)
+		return NULL;
+	sg->ns++;
+	return p;
+}
+
+/* Fills a session's description from a launcher event's message. */
+static void note_launcher(struct suggest *sg, struct session *x, const char *msg)
+{
+	static const char ended[] = "session ended: exit status ";
+	char buf[4096];
+	if (strncmp(msg, "session started: ", 17) == 0) {
+		if (logread_start_field(msg, "session started", buf, sizeof buf) == 0) {
+			free(x->agent);
+			x->agent = dup_or_null(buf, &sg->oom);
+		}
+		if (logread_start_field(msg, "workspace", buf, sizeof buf) == 0 && buf[0] == '/') {
+			free(x->workspace);
+			x->workspace = dup_or_null(buf, &sg->oom);
+		}
+	} else if (strncmp(msg, ended, sizeof ended - 1) == 0) {
+		size_t n = strcspn(msg + sizeof ended - 1, ";");
+		if (n < sizeof buf) {
+			memcpy(buf, msg + sizeof ended - 1, n);
+			buf[n] = '\0';
+			free(x->exit);
+			x->exit = dup_or_null(buf, &sg->oom);
+		}
+	}
+}
+
+/* Splits "host:port", "[v6]:port" into a; -1 when it is neither. */
+static int parse_destination(const char *s, struct action *a, bool *oom)
+{
+	const char *host = s, *end, *colon;
+	if (s[0] == '[') {
+		host = s + 1;
+		end = strchr(host, ']');
+		if (!end || end[1] != ':')
+			return -1;
+		colon = end + 1;
+	} else {
+		colon = strrchr(s, ':');
+		if (!colon || memchr(s, ':', (size_t)(colon - s)))
+			return -1;
+		end = colon;
+	}
+	char *stop;
+	unsigned long port = strtoul(colon + 1, &stop, 10);
+	if (end == host || !colon[1] || *stop || port < 1 || port > 65535 ||
+	    strspn(colon + 1, "0123456789") != strlen(colon + 1))
+		return -1;
+	a->host = strndup(host, (size_t)(end - host));
+	if (!a->host)
+		*oom = true;
+	a->port = (unsigned)port;
+	return 0;
+}
+
+/* The action of an exec event; -1 (reported) when its fields are wrong. */
+static int exec_action(struct suggest *sg, json_object *ev, const char *cmd, unsigned long line,
+		       struct action *a)
+{
+	json_object *args, *t;
+	if (!*cmd)
+		return bad_line(sg, line, "empty command"), -1;
+	if (!json_object_object_get_ex(ev, "args", &args))
+		args = NULL;
+	else if (!json_object_is_type(args, json_type_array))
+		return bad_line(sg, line, "'args' is not a list"), -1;
+	a->kind = K_EXEC;
+	a->program = strdup(cmd);
+	a->nargs = args ? json_object_array_length(args) : 0;
+	a->args = calloc(a->nargs + 1, sizeof *a->args);
+	if (!a->program || !a->args)
+		return sg->oom = true, -1;
+	for (size_t i = 0; i < a->nargs; i++) {
+		json_object *v = json_object_array_get_idx(args, i);
+		if (!json_object_is_type(v, json_type_string))
+			return bad_line(sg, line, "argument %zu is not a string", i + 1), -1;
+		if (!(a->args[i] = strdup(json_object_get_string(v))))
+			return sg->oom = true, -1;
+	}
+	const char *slash = strrchr(a->program, '/');
+	a->base = slash && slash[1] ? (char *)slash + 1 : a->program;
+	a->truncated = json_object_object_get_ex(ev, "truncated", &t) && json_object_get_boolean(t);
+	return 0;
+}
+
+/* The key two events share when they are the same action; malloc'ed. */
+static char *action_key(const struct action *a)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	if (!f)
+		return NULL;
+	fprintf(f, "%d", a->kind);
+	if (a->kind == K_EXEC) {
+		fprintf(f, "%c%s%c%d", 0, a->program, 0, a->truncated);
+		for (size_t i = 0; i < a->nargs; i++)
+			fprintf(f, "%c%s", 0, a->args[i]);
+	} else if (a->kind == K_FILE)
+		fprintf(f, "%c%u%c%s", 0, a->faction, 0, a->path);
+	else
+		fprintf(f, "%c%u%c%s", 0, a->port, 0, a->host);
+	fputc(1, f); /* the key ends here; the bytes are compared with memcmp up to here */
+	if (fclose(f) != 0) {
+		free(buf);
+		return NULL;
+	}
+	/* NULs inside: keep the length in front as text is not enough; store length-prefixed */
+	char *k = malloc(len + sizeof(size_t));
+	if (k) {
+		memcpy(k, &len, sizeof len);
+		memcpy(k + sizeof len, buf, len);
+	}
+	free(buf);
+	return k;
+}
+
+static int key_cmp(const char *x, const char *y)
+{
+	size_t lx, ly;
+	memcpy(&lx, x, sizeof lx);
+	memcpy(&ly, y, sizeof ly);
+	int c = memcmp(x + sizeof lx, y + sizeof ly, lx < ly ? lx : ly);
+	return c ? c : lx < ly ? -1 : lx > ly;
+}
+
+/* One event of the log (a logread_event_fn). */
+static void add_event(void *ctx, json_object *ev, const char *line, size_t len,
+		      unsigned long lineno)
+{
+	struct suggest *sg = ctx;
+	const char *sid = logread_str(ev, "session_id"), *ts = logread_str(ev, "timestamp");
+	const char *cmd = logread_str(ev, "command"), *file = logread_str(ev, "file");
+	const char *dst = logread_str(ev, "network_dst"), *msg = logread_str(ev, "message");
+	const char *decision = logread_str(ev, "decision"), *by = logread_str(ev, "decided_by");
+	struct action a = { .rule = -1, .line = lineno };
+	(void)line, (void)len;
+	struct session *x = session_of(sg, sid ? sid : "");
+	if (!x) {
+		sg->oom = true;
+		return;
+	}
+	if (ts && (!x->first_ts || strcmp(ts, x->first_ts) < 0)) {
+		free(x->first_ts);
+		x->first_ts = dup_or_null(ts, &sg->oom);
+	}
+	if (ts && (!x->last_ts || strcmp(ts, x->last_ts) > 0)) {
+		free(x->last_ts);
+		x->last_ts = dup_or_null(ts, &sg->oom);
+	}
+	if (!cmd && !file && !dst) {
+		if (msg && logread_str(ev, "source") && strcmp(logread_str(ev, "source"), "launcher") == 0)
+			note_launcher(sg, x, msg);
+		return; /* a launcher event: no action to decide */
+	}
+	if (!decision || (strcmp(decision, "allow") != 0 && strcmp(decision, "deny") != 0 &&
+			  strcmp(decision, "ask") != 0)) {
+		bad_line(sg, lineno, "the decision is %s%s%s, not allow, deny or ask",
+			 decision ? "'" : "", decision ? decision : "missing", decision ? "'" : "");
+		return;
+	}
+	a.outcome = strcmp(decision, "allow") == 0 ? POLICY_ALLOW
+		    : strcmp(decision, "ask") == 0 ? POLICY_ASK
+						   : POLICY_DENY;
+	if (cmd) {
+		if (exec_action(sg, ev, cmd, lineno, &a) < 0)
+			goto drop;
+	} else if (file) {
+		const char *act = logread_str(ev, "action");
+		a.kind = K_FILE;
+		a.faction = !act ? 0
+			    : strcmp(act, "read") == 0  ? POLICY_FILE_READ
+			    : strcmp(act, "write") == 0 ? POLICY_FILE_WRITE
+			    : strcmp(act, "exec") == 0  ? POLICY_FILE_EXEC
+							: 0;
+		if (!a.faction) {
+			bad_line(sg, lineno, "the file action is %s%s%s, not read, write or exec",
+				 act ? "'" : "", act ? act : "missing", act ? "'" : "");
+			goto drop;
+		}
+		if (file[0] != '/') {
+			bad_line(sg, lineno, "the path '%s' is not absolute", file);
+			goto drop;
+		}
+		if (!(a.path = strdup(file)))
+			goto oom;
+	} else {
+		a.kind = K_NET;
+		if (parse_destination(dst, &a, &sg->oom) < 0) {
+			/* the proxy logs "?:PORT" for a client that never said where to: nothing to decide */
+			if (strncmp(dst, "?:", 2) != 0)
+				bad_line(sg, lineno, "the destination '%s' is not HOST:PORT", dst);
+			goto drop;
+		}
+	}
+	if (!(a.key = action_key(&a)))
+		goto oom;
+	a.count = 1;
+	a.by[by_of(by)] = 1;
+	a.reason = dup_or_null(logread_str(ev, "reason"), &sg->oom);
+	struct action *p = xrealloc_array(sg->a, &sg->cap, sg->na, sizeof *p);
+	if (!p || sg->oom)
+		goto oom;
+	sg->a = p;
+	sg->a[sg->na++] = a;
+	sg->events++;
+	return;
+oom:
+	sg->oom = true;
+drop:
+	action_free(&a);
+}
+
+static int by_key(const void *x, const void *y)
+{
+	const struct action *a = x, *b = y;
+	int c = key_cmp(a->key, b->key);
+	return c ? c : a->line < b->line ? -1 : a->line > b->line;
+}
+
+/* Merges identical events into one action each; one decided two ways is denied (said on stderr). */
+static void merge(struct suggest *sg)
+{
+	size_t o = 0;
+	qsort(sg->a, sg->na, sizeof *sg->a, by_key);
+	for (size_t i = 0; i < sg->na; i++) {
+		struct action *b = &sg->a[i];
+		struct action *a = o ? &sg->a[o - 1] : NULL;
+		if (!a || key_cmp(a->key, b->key) != 0) {
+			sg->a[o++] = *b;
+			continue;
+		}
+		if (a->outcome != b->outcome) {
+			airlock_err("suggest: %s:%lu: decided %s here, %s at line %lu; the stricter, %s, "
+				    "is suggested",
+				    sg->log_name, b->line, policy_decision_name(b->outcome),
+				    policy_decision_name(a->outcome), a->line,
+				    policy_decision_name(b->outcome > a->outcome ? b->outcome : a->outcome));
+			/* the stricter outcome wins: deny, then ask, then allow */
+			if (b->outcome > a->outcome) {
+				a->conflicts += a->count;
+				a->outcome = b->outcome;
+				memset(a->by, 0, sizeof a->by);
+				a->count = 0;
+			} else {
+				a->conflicts += b->count;
+				action_free(b);
+				continue;
+			}
+		}
+		a->count += b->count;
+		for (int k = 0; k < BY_MAX; k++)
+			a->by[k] += b->by[k];
+		if (!a->reason) {
+			a->reason = b->reason;
+			b->reason = NULL;
+		}
+		action_free(b);
+	}
+	sg->na = o;
+}
+
+/* ---- the context: home and workspace ---------------------------------------------- */
+
+/* True when path is dir or below it. */
+static bool under(const char *path, const char *dir)
+{
+	size_t n = strlen(dir);
+	if (!dir[0] || strcmp(dir, "/") == 0)
+		return path[0] == '/';
+	return strncmp(path, dir, n) == 0 && (path[n] == '\0' || path[n] == '/');
+}
+
+/*
+ * The workspace ./ stands for: the one every session's start event names;
+ * else the deepest directory every allowed write lies in, when that is at
+ * least two levels deep and neither the home directory nor /tmp.
+ */
+static char *find_workspace(const struct suggest *sg)
+{
+	const char *w = NULL;
+	bool differ = false;
+	for (size_t i = 0; i < sg->ns; i++) {
+		if (!sg->s[i].workspace)
+			continue;
+		if (w && strcmp(w, sg->s[i].workspace) != 0)
+			differ = true;
+		w = sg->s[i].workspace;
+	}
+	if (w && !differ)
+		return strdup(w);
+	if (differ)
+		return NULL;
+	char common[PATH_MAX] = "";
+	bool any = false;
+	for (size_t i = 0; i < sg->na; i++) {
+		const struct action *a = &sg->a[i];
+		if (a->kind != K_FILE || a->faction != POLICY_FILE_WRITE || a->outcome != POLICY_ALLOW)
+			continue;
+		if (!any) {
+			snprintf(common, sizeof common, "%s", a->path);
+			char *slash = strrchr(common, '/');
+			if (slash)
+				*slash = '\0';
+			any = true;
+		}
+		while (common[0] && !under(a->path, common))
+			*strrchr(common, '/') = '\0';
+	}
+	int depth = 0;
+	for (const char *p = common; *p; p++)
+		depth += *p == '/';
+	if (!any || depth < 2 || strcmp(common, sg->home) == 0 || under(common, "/tmp") ||
+	    under(common, "/dev") || under(common, "/proc"))
+		return NULL;
+	return strdup(common);
+}
+
+/* ---- YAML and glob text ----------------------------------------------------------- */
+
+/* s as a YAML double-quoted scalar. */
+static void put_yaml_string(FILE *f, const char *s)
+{
+	fputc('"', f);
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+		if (*p == '"' || *p == '\\')
+			fprintf(f, "\\%c", *p);
+		else if (*p < 0x20 || *p == 0x7f)
+			fprintf(f, "\\x%02x", *p);
+		else
+			fputc(*p, f);
+	}
+	fputc('"', f);
+}
+
+/* s as a malloc'ed YAML double-quoted scalar, or NULL. */
+static char *yaml_quoted(const char *s)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	if (!f)
+		return NULL;
+	put_yaml_string(f, s);
+	if (fclose(f) != 0) {
+		free(buf);
+		return NULL;
+	}
+	return buf;
+}
+
+/* s with the glob specials ('*', '?', '[', '\') quoted by '\'. */
+static void put_glob_literal(FILE *f, const char *s)
+{
+	for (; *s; s++) {
+		if (strchr("*?[\\", *s))
+			fputc('\\', f);
+		fputc(*s, f);
+	}
+}
+
+/* The first n arguments of a joined by single spaces, written to f. */
+static void put_args(FILE *f, const struct action *a, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		if (i)
+			fputc(' ', f);
+		fputs(a->args[i], f);
+	}
+}
+
+/* ---- candidate rules -------------------------------------------------------------- */
+
+/*
+ * A candidate rule: the YAML list item, compiled alone into an allow list
+ * over an all-deny default, so that an action it covers gets rule 0.
+ */
+struct candidate {
+	char *yaml;  /* owned */
+	void *blob;  /* owned; the image */
+	const struct policy_image *img;
+};
+
+static void candidate_free(struct candidate *c)
+{
+	free(c->yaml);
+	free(c->blob);
+	*c = (struct candidate){ 0 };
+}
+
+/* Compiles c->yaml; false when the policy language cannot hold it (then it is not offered). */
+static bool candidate_compile(const struct suggest *sg, struct candidate *c)
+{
+	char *text = NULL;
+	size_t len = 0;
+	struct policy_error err;
+	size_t size;
+	FILE *f = open_memstream(&text, &len);
+	if (!f)
+		return false;
+	fprintf(f, "version: 1\ndefault: {exec: deny, read: deny, write: deny, connect: deny}\n"
+		   "allow:\n  - %s\n", c->yaml);
+	if (fclose(f) != 0) {
+		free(text);
+		return false;
+	}
+	struct policy *p = policy_load_buffer("<candidate>", text, len, &err);
+	free(text);
+	if (!p)
+		return false;
+	struct policy_context ctx = { .home = sg->home, .workspace = sg->workspace ? sg->workspace : "/" };
+	int r = policy_compile(p, &ctx, &c->blob, &size, &err);
+	policy_free(p);
+	if (r != 0 || policy_image_open(c->blob, size, &c->img, NULL, 0) != 0) {
+		free(c->blob);
+		c->blob = NULL;
+		return false;
+	}
+	return true;
+}
+
+/* The verdict img gives action a. */
+static struct policy_verdict decide(const struct policy_image *img, const struct action *a)
+{
+	if (a->kind == K_EXEC) {
+		const char **argv = calloc(a->nargs + 2, sizeof *argv);
+		if (!argv)
+			return (struct policy_verdict){ POLICY_DENY, -1 };
+		argv[0] = a->program;
+		for (size_t i = 0; i < a->nargs; i++)
+			argv[i + 1] = a->args[i];
+		struct policy_verdict v = policy_decide_exec(img, a->program, argv);
+		free(argv);
+		return v;
+	}
+	if (a->kind == K_FILE)
+		return policy_decide_open(img, a->path, a->faction);
+	return policy_decide_connect(img, a->host, a->port);
+}
+
+static bool covers(const struct candidate *c, const struct action *a)
+{
+	return decide(c->img, a).rule == 0;
+}
+
+/* A malloc'ed formatted string, or NULL. */
+static char *format(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+static char *format(const char *fmt, ...)
+{
+	char *s;
+	va_list ap;
+	va_start(ap, fmt);
+	int n = vasprintf(&s, fmt, ap);
+	va_end(ap);
+	return n < 0 ? NULL : s;
+}
+
+/* The candidates, most general first, are collected in a growing list of YAML items. */
+struct list {
+	char **item;
+	size_t n, cap;
+	bool oom;
+};
+
+/* Takes s (malloc'ed) into l unless it is NULL or the same as the last one. */
+static void list_take(struct list *l, char *s)
+{
+	if (!s) {
+		l->oom = true;
+		return;
+	}
+	if (l->n && strcmp(l->item[l->n - 1], s) == 0) {
+		free(s);
+		return;
+	}
+	char **p = xrealloc_array(l->item, &l->cap, l->n, sizeof *p);
+	if (!p) {
+		free(s);
+		l->oom = true;
+		return;
+	}
+	l->item = p;
+	l->item[l->n++] = s;
+}
+
+static void list_free(struct list *l)
+{
+	for (size_t i = 0; i < l->n; i++)
+		free(l->item[i]);
+	free(l->item);
+}
+
+/*
+ * A command rule item, as block mapping lines (the list item's indentation
+ * is 4): command (glob-quoted unless match is given), the first nargs
+ * arguments of a when a is not NULL, match.
+ */
+static char *command_item(const char *command, const struct action *a, size_t nargs,
+			  const char *match)
+{
+	char *buf = NULL, *lit = NULL;
+	size_t len = 0, llen = 0;
+	FILE *f = open_memstream(&buf, &len), *g = NULL;
+	bool ok = f != NULL;
+	if (!f)
+		return NULL;
+	fputs("command: ", f);
+	if (match) {
+		put_yaml_string(f, command);
+	} else if ((g = open_memstream(&lit, &llen)) && (put_glob_literal(g, command), 1) &&
+		   fclose(g) == 0) {
+		put_yaml_string(f, lit);
+	} else
+		ok = false;
+	free(lit);
+	if (a) {
+		char *args = NULL;
+		size_t alen = 0;
+		if ((g = open_memstream(&args, &alen)) && (put_args(g, a, nargs), 1) &&
+		    fclose(g) == 0) {
+			fputs("\n    args: ", f);
+			put_yaml_string(f, args);
+		} else
+			ok = false;
+		free(args);
+	}
+	if (match)
+		fprintf(f, "\n    match: %s", match);
+	if (fclose(f) != 0 || !ok) {
+		free(buf);
+		return NULL;
+	}
+	return buf;
+}
+
+/* How many leading arguments x and y share. */
+static size_t shared_args(const struct action *x, const struct action *y)
+{
+	size_t k = 0;
+	while (k < x->nargs && k < y->nargs && strcmp(x->args[k], y->args[k]) == 0)
+		k++;
+	return k;
+}
+
+/* True when word looks like a subcommand (`test`, `ls-files`), not an option, a file or a path. */
+static bool subcommand(const char *word)
+{
+	if (!((*word >= 'a' && *word <= 'z') || (*word >= 'A' && *word <= 'Z')))
+		return false;
+	for (; *word; word++)
+		if (!((*word >= 'a' && *word <= 'z') || (*word >= 'A' && *word <= 'Z') ||
+		      (*word >= '0' && *word <= '9') || *word == '-' || *word == '_'))
+			return false;
+	return true;
+}
+
+/*
+ * An exec action's candidates.  For k = 0, 1, ... its first k arguments
+ * pick the runs of the same program, with the same outcome, that begin
+ * like it; the arguments all of them share (their stable prefix) make the
+ * rule's args prefix, none meaning any arguments.  An allowed run with no
+ * other like it says nothing about which of its arguments are stable: it
+ * gives its first k arguments, for k = 0 its first one when that looks like
+ * a subcommand (`make test`, not `ls -la` or `cat notes.txt`).  Then its exact arguments by
+ * program name, then by full path.
+ */
+static void exec_candidates(const struct suggest *sg, const struct action *a, struct list *l)
+{
+	for (size_t k = 0; k <= a->nargs; k++) {
+		size_t stable = SIZE_MAX, others = 0;
+		for (size_t i = 0; i < sg->na; i++) {
+			const struct action *b = &sg->a[i];
+			if (b->kind != K_EXEC || b->outcome != a->outcome || strcmp(b->base, a->base) != 0)
+				continue;
+			size_t s = shared_args(a, b);
+			if (s < k)
+				continue;
+			others += b != a;
+			if (s < stable)
+				stable = s;
+		}
+		if (others == 0 && a->outcome == POLICY_ALLOW)
+			stable = k > 0 ? k : a->nargs > 0 && subcommand(a->args[0]) ? 1 : 0;
+		if (stable == 0)
+			list_take(l, command_item(a->base, NULL, 0, NULL));
+		else
+			list_take(l, command_item(a->base, a, stable, "prefix"));
+	}
+	if (!a->truncated) {
+		list_take(l, command_item(a->base, a, a->nargs, "exact"));
+		list_take(l, command_item(a->program, a, a->nargs, "exact"));
+	} else {
+		list_take(l, command_item(a->program, a, a->nargs, "prefix"));
+	}
+}
+
+/* A file rule item for pattern (already a glob) and action, with match when not NULL. */
+static char *file_item(const char *pattern, unsigned faction, const char *match)
+{
+	char *q = yaml_quoted(pattern);
+	char *item = q ? format("file: { path: %s, action: %s%s%s }", q,
+				faction == POLICY_FILE_READ    ? "read"
+				: faction == POLICY_FILE_WRITE ? "write"
+							       : "exec",
+				match ? ", match: " : "", match ? match : "")
+		       : NULL;
+	free(q);
+	return item;
+}
+
+/* ANCHOR + the path below root up to (not including) byte end, glob-quoted, + tail. */
+static char *path_pattern(const char *anchor, const char *path, size_t root, size_t end,
+			  const char *tail)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	if (!f)
+		return NULL;
+	fputs(anchor, f);
+	char *part = strndup(path + root, end - root);
+	if (part)
+		put_glob_literal(f, part);
+	free(part);
+	fputs(tail, f);
+	if (fclose(f) != 0 || !part) {
+		free(buf);
+		return NULL;
+	}
+	return buf;
+}
+
+/* Takes file_item(pattern, ...) into l; frees pattern (NULL: out of memory). */
+static void take_file(struct list *l, char *pattern, unsigned faction, const char *match)
+{
+	list_take(l, pattern ? file_item(pattern, faction, match) : NULL);
+	free(pattern);
+}
+
+/*
+ * A file action's candidates.  Allow rules widen inside an anchor, to
+ * everything below it, then below each directory on the way down: the
+ * workspace (./), the home directory (~/, from its first level: never all
+ * of it), /tmp.  Then the path itself as a
+ * glob (which also covers what is below it, when it is a directory), and
+ * last the absolute path with match: exact.
+ */
+static void file_candidates(const struct suggest *sg, const struct action *a, struct list *l)
+{
+	const char *p = a->path, *anchor = NULL;
+	size_t root = 0, len = strlen(p);
+	bool whole = true; /* the anchor's own "**" may be offered */
+	if (sg->workspace && strcmp(sg->workspace, "/") != 0 && under(p, sg->workspace)) {
+		anchor = "./";
+		root = strlen(sg->workspace) + 1;
+	} else if (strcmp(sg->home, "/") != 0 && under(p, sg->home)) {
+		anchor = "~/";
+		root = strlen(sg->home) + 1;
+		whole = false;
+	} else if (under(p, "/tmp")) {
+		anchor = "/tmp/";
+		root = 5;
+	}
+	if (anchor && root <= len) {
+		if (a->outcome == POLICY_ALLOW) {
+			if (whole)
+				take_file(l, format("%s**", anchor), a->faction, NULL);
+			for (const char *s = strchr(p + root, '/'); s; s = strchr(s + 1, '/'))
+				take_file(l, path_pattern(anchor, p, root, (size_t)(s - p), "/**"),
+					  a->faction, NULL);
+		}
+		take_file(l, path_pattern(anchor, p, root, len, ""), a->faction, NULL);
+	} else {
+		take_file(l, path_pattern("", p, 0, len, ""), a->faction, NULL);
+	}
+	take_file(l, strdup(p), a->faction, "exact");
+}
+
+/* A network rule item for destination. */
+static char *network_item(const char *destination)
+{
+	char *q = yaml_quoted(destination);
+	char *item = q ? format("network: { destination: %s }", q) : NULL;
+	free(q);
+	return item;
+}
+
+/* A destination's candidates: the host (any port), then host:port. */
+static void network_candidates(const struct action *a, struct list *l)
+{
+	bool v6 = strchr(a->host, ':') != NULL;
+	char *d = format("%s", a->host);
+	list_take(l, d ? network_item(d) : NULL);
+	free(d);
+	d = format(v6 ? "[%s]:%u" : "%s:%u", a->host, a->port);
+	list_take(l, d ? network_item(d) : NULL);
+	free(d);
+}
+
+/* ---- choosing the rules ----------------------------------------------------------- */
+
+/* True when a needs a rule of its own: everything but an allowed read (the default allows reads). */
+static bool needs_rule(const struct action *a)
+{
+	return !(a->kind == K_FILE && a->faction == POLICY_FILE_READ && a->outcome == POLICY_ALLOW);
+}
+
+/* Adds a rule for candidate c, covering every action of outcome d it covers. */
+static void add_rule(struct suggest *sg, struct candidate *c, const struct action *a)
+{
+	struct rule *r = xrealloc_array(sg->r, &sg->rcap, sg->nr, sizeof *r);
+	if (!r) {
+		sg->oom = true;
+		return;
+	}
+	sg->r = r;
+	r = &sg->r[sg->nr];
+	*r = (struct rule){ .list = a->outcome == POLICY_DENY  ? POLICY_LIST_DENY
+				    : a->outcome == POLICY_ASK ? POLICY_LIST_ASK
+							       : POLICY_LIST_ALLOW,
+			    .kind = a->kind, .faction = a->faction, .yaml = c->yaml, .example = a };
+	c->yaml = NULL;
+	for (size_t i = 0; i < sg->na; i++) {
+		struct action *b = &sg->a[i];
+		if (b->kind != a->kind || b->outcome != a->outcome || b->rule >= 0 || !covers(c, b))
+			continue;
+		b->rule = (long)sg->nr;
+		r->events += b->count;
+		r->actions++;
+		for (int k = 0; k < BY_MAX; k++)
+			r->by[k] += b->by[k];
+		if (!r->reason && b->reason)
+			r->reason = b->reason;
+	}
+	sg->nr++;
+}
+
+/*
+ * The first of a's candidates that covers a and no action the log decided
+ * otherwise becomes a rule.  Returns false when none does.
+ */
+static bool choose(struct suggest *sg, const struct action *a)
+{
+	struct list l = { 0 };
+	bool done = false;
+	if (a->kind == K_EXEC)
+		exec_candidates(sg, a, &l);
+	else if (a->kind == K_FILE)
+		file_candidates(sg, a, &l);
+	else
+		network_candidates(a, &l);
+	if (l.oom)
+		sg->oom = true;
+	for (size_t i = 0; i < l.n && !done; i++) {
+		struct candidate c = { .yaml = l.item[i] };
+		l.item[i] = NULL;
+		if (candidate_compile(sg, &c) && covers(&c, a)) {
+			bool pure = true;
+			for (size_t j = 0; j < sg->na && pure; j++) {
+				const struct action *b = &sg->a[j];
+				pure = b->kind != a->kind || b->outcome == a->outcome || !covers(&c, b);
+			}
+			if (pure) {
+				add_rule(sg, &c, a);
+				done = true;
+			}
+		}
+		candidate_free(&c);
+	}
+	list_free(&l);
+	return done;
+}
+
+static void choose_all(struct suggest *sg)
+{
+	static const enum policy_decision order[] = { POLICY_DENY, POLICY_ASK, POLICY_ALLOW };
+	for (size_t o = 0; o < 3; o++)
+		for (size_t i = 0; i < sg->na && !sg->oom; i++) {
+			struct action *a = &sg->a[i];
+			if (a->outcome != order[o] || a->rule >= 0 || !needs_rule(a))
+				continue;
+			if (!choose(sg, a))
+				airlock_err("suggest: %s:%lu: no rule can tell this %s from what was "
+					    "decided otherwise; left to the default",
+					    sg->log_name, a->line,
+					    a->kind == K_EXEC ? "command" : a->kind == K_FILE ? "file" : "destination");
+		}
+}
+
+/* ---- the policy text -------------------------------------------------------------- */
+
+/* A comment's text: one line, control characters as \xNN, at most max bytes (then "..."). */
+static void put_comment_text(FILE *f, const char *s, size_t max)
+{
+	size_t n = 0;
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++, n++) {
+		if (n >= max) {
+			fputs("...", f);
+			return;
+		}
+		if (*p < 0x20 || *p == 0x7f)
+			fprintf(f, "\\x%02x", *p);
+		else
+			fputc(*p, f);
+	}
+}
+
+/* What an action did, for a comment: "exec PROGRAM ARGS", "write PATH", "connect HOST:PORT". */
+static void put_example(FILE *f, const struct action *a)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *g = open_memstream(&buf, &len);
+	if (!g)
+		return;
+	if (a->kind == K_EXEC) {
+		fputs("exec ", g);
+		logread_put_word(g, a->program);
+		for (size_t i = 0; i < a->nargs; i++) {
+			fputc(' ', g);
+			logread_put_word(g, a->args[i]);
+		}
+	} else if (a->kind == K_FILE) {
+		fprintf(g, "%s ", a->faction == POLICY_FILE_READ    ? "read"
+				  : a->faction == POLICY_FILE_WRITE ? "write"
+								    : "exec");
+		logread_put_word(g, a->path);
+	} else {
+		fprintf(g, strchr(a->host, ':') ? "connect [%s]:%u" : "connect %s:%u", a->host, a->port);
+	}
+	if (fclose(g) == 0)
+		put_comment_text(f, buf, 100);
+	free(buf);
+}
+
+static void put_rule(FILE *f, const struct rule *r)
+{
+	static const char *const verbs[POLICY_LIST_MAX] = { "denied", "asked", "allowed" };
+	fprintf(f, "  # %lu event%s", r->events, r->events == 1 ? "" : "s");
+	if (r->actions > 1)
+		fprintf(f, " (%lu distinct)", r->actions);
+	fprintf(f, " %s", verbs[r->list]);
+	const char *sep = " ";
+	for (int k = 0; k < BY_MAX; k++)
+		if (r->by[k]) {
+			fprintf(f, "%s%s", sep, by_text[k]);
+			if (r->by[k] != r->events)
+				fprintf(f, " (%lu)", r->by[k]);
+			sep = ", ";
+		}
+	fputs(r->actions > 1 ? ", e.g. " : ": ", f);
+	put_example(f, r->example);
+	fprintf(f, "\n  - %s", r->yaml);
+	if (r->list != POLICY_LIST_ALLOW) {
+		fputs("\n    reason: ", f);
+		put_yaml_string(f, r->reason ? r->reason : r->list == POLICY_LIST_DENY
+								? "denied in the recorded session"
+								: "asked about in the recorded session");
+	}
+	fputc('\n', f);
+}
+
+static int by_list_kind_count(const void *x, const void *y)
+{
+	const struct rule *a = x, *b = y;
+	if (a->list != b->list)
+		return a->list < b->list ? -1 : 1;
+	if (a->kind != b->kind)
+		return a->kind < b->kind ? -1 : 1;
+	if (a->events != b->events)
+		return a->events > b->events ? -1 : 1;
+	return strcmp(a->yaml, b->yaml);
+}
+
+/* The directories allowed writes outside the workspace, /tmp and /dev need in sandbox.write. */
+static void put_sandbox(FILE *f, const struct suggest *sg)
+{
+	char **dirs = calloc(sg->na + 1, sizeof *dirs);
+	size_t n = 0;
+	if (!dirs)
+		return;
+	for (size_t i = 0; i < sg->na; i++) {
+		const struct action *a = &sg->a[i];
+		if (a->kind != K_FILE || a->faction != POLICY_FILE_WRITE || a->outcome != POLICY_ALLOW ||
+		    (sg->workspace && under(a->path, sg->workspace)) || under(a->path, "/tmp") ||
+		    under(a->path, "/dev") || under(a->path, "/proc"))
+			continue;
+		const char *slash = strrchr(a->path, '/');
+		size_t len = slash == a->path ? 1 : (size_t)(slash - a->path);
+		char *d = strndup(a->path, len);
+		bool seen = !d;
+		for (size_t k = 0; k < n && !seen; k++)
+			seen = strcmp(dirs[k], d) == 0;
+		if (seen)
+			free(d);
+		else
+			dirs[n++] = d;
+	}
+	fputs("\n# The kernel layer: the workspace is writable, /tmp is the sandbox's own.\nsandbox:\n"
+	      "  network: proxy\n",
+	      f);
+	if (n) {
+		fputs("  # directories the allowed writes outside the workspace need\n  write:\n", f);
+		for (size_t k = 0; k < n; k++) {
+			fputs("    - ", f);
+			if (strcmp(sg->home, "/") != 0 && under(dirs[k], sg->home) &&
+			    strlen(dirs[k]) > strlen(sg->home)) {
+				char *rel = format("~/%s", dirs[k] + strlen(sg->home) + 1);
+				put_yaml_string(f, rel ? rel : dirs[k]);
+				free(rel);
+			} else
+				put_yaml_string(f, dirs[k]);
+			fputc('\n', f);
+			free(dirs[k]);
+		}
+	}
+	free(dirs);
+}
+
+static void put_header(FILE *f, const struct suggest *sg, const char *filter)
+{
+	unsigned long allow = 0, deny = 0, ask = 0, asked = 0;
+	for (size_t i = 0; i < sg->na; i++) {
+		const struct action *a = &sg->a[i];
+		unsigned long *n = a->outcome == POLICY_ALLOW ? &allow : a->outcome == POLICY_ASK ? &ask : &deny;
+		*n += a->count + a->conflicts;
+		asked += a->count - a->by[BY_POLICY];
+	}
+	fputs("# airlock policy suggested by `airlock suggest` from the audit log\n#   ", f);
+	put_comment_text(f, sg->log_name, 200);
+	if (filter) {
+		fputs(", session ", f);
+		put_comment_text(f, filter, 100);
+	}
+	fputs("\n#\n", f);
+	for (size_t i = 0; i < sg->ns; i++) {
+		const struct session *x = &sg->s[i];
+		fputs("# session ", f);
+		put_comment_text(f, x->id[0] ? x->id : "(none)", 64);
+		fputs(": ", f);
+		put_comment_text(f, x->agent ? x->agent : "agent not recorded", 200);
+		fputs("\n#   from ", f);
+		put_comment_text(f, x->first_ts ? x->first_ts : "?", 64);
+		fputs(" to ", f);
+		put_comment_text(f, x->last_ts ? x->last_ts : "?", 64);
+		fputs(", exit status ", f);
+		put_comment_text(f, x->exit ? x->exit : "not recorded", 64);
+		fputs("\n", f);
+	}
+	fprintf(f, "# %lu events, %zu distinct actions: %lu allowed, %lu denied", sg->events, sg->na,
+		allow, deny);
+	if (ask)
+		fprintf(f, ", %lu asked and not answered", ask);
+	fprintf(f, "; %lu of them answered, not decided by the policy.\n", asked);
+	fputs("# ./ is the workspace ", f);
+	put_comment_text(f, sg->workspace ? sg->workspace : "(none known: paths stay absolute)", 200);
+	fputs(", ~/ the home directory ", f);
+	put_comment_text(f, sg->home, 200);
+	fputs(".\n#\n"
+	      "# Each rule covers what its comment says and nothing the log decided otherwise:\n"
+	      "# allow rules widen (to an argument prefix, ./**, a directory, a host) only while\n"
+	      "# they cover nothing that was denied.  Read it before you use it:\n"
+	      "#   airlock check --policy FILE           # valid?\n"
+	      "#   airlock run --policy FILE -- AGENT    # what the log never saw asks\n"
+	      "version: 1\n\n"
+	      "# What the log never saw: reads are allowed, everything else waits for a human.\n"
+	      "default:\n  exec: ask\n  read: allow\n  write: ask\n  connect: ask\n",
+	      f);
+}
+
+/* Writes the whole policy to f. */
+static void put_policy(FILE *f, struct suggest *sg, const char *filter)
+{
+	static const char *const lists[POLICY_LIST_MAX] = { "deny", "ask", "allow" };
+	put_header(f, sg, filter);
+	if (sg->nr > 1)
+		qsort(sg->r, sg->nr, sizeof *sg->r, by_list_kind_count);
+	for (int l = 0; l < POLICY_LIST_MAX; l++) {
+		bool first = true;
+		for (size_t i = 0; i < sg->nr; i++) {
+			if ((int)sg->r[i].list != l)
+				continue;
+			if (first)
+				fprintf(f, "\n%s:\n", lists[l]);
+			first = false;
+			put_rule(f, &sg->r[i]);
+		}
+	}
+	put_sandbox(f, sg);
+}
+
+/*
+ * Decides every action with the policy text as `airlock check` would, and
+ * says on stderr which ones it decides otherwise than the log.  The count.
+ */
+static unsigned long verify(const struct suggest *sg, const char *text, size_t len)
+{
+	struct policy_error err;
+	void *blob = NULL;
+	size_t size;
+	const struct policy_image *img;
+	unsigned long bad = 0;
+	struct policy *p = policy_load_buffer("<suggested>", text, len, &err);
+	struct policy_context ctx = { .home = sg->home, .workspace = sg->workspace ? sg->workspace : "/" };
+	if (!p || policy_compile(p, &ctx, &blob, &size, &err) != 0 ||
+	    policy_image_open(blob, size, &img, NULL, 0) != 0) {
+		char msg[1600];
+		policy_error_format(&err, msg, sizeof msg);
+		airlock_err("suggest: the suggested policy does not load (a bug): %s", msg);
+		policy_free(p);
+		free(blob);
+		return 1;
+	}
+	for (size_t i = 0; i < sg->na; i++) {
+		const struct action *a = &sg->a[i];
+		enum policy_decision d = decide(img, a).decision;
+		if (d == a->outcome)
+			continue;
+		bad++;
+		airlock_err("suggest: %s:%lu: the suggested policy decides %s, the log %s",
+			    sg->log_name, a->line, policy_decision_name(d),
+			    policy_decision_name(a->outcome));
+	}
+	policy_free(p);
+	free(blob);
+	return bad;
+}
+
+/* ---- the command line ------------------------------------------------------------- */
+
+struct suggest_args {
+	const char *log;
+	const char *session;
+	const char *workspace;
+	const char *output;
+};
+
+static int usage_error(const char *fmt, const char *arg)
+{
+	fputs("airlock: suggest: ", stderr);
+	fprintf(stderr, fmt, arg);
+	fputs("\n" SUGGEST_SYNOPSIS "See 'airlock suggest --help'.\n", stderr);
+	return -1;
+}
+
+/* Fills a.  0, 1 when help was printed, -1 on a usage error (reported). */
+static int parse_args(int argc, char **argv, struct suggest_args *a)
+{
+	bool options = true;
+	for (int i = 1; i < argc; i++) {
+		const char *arg = argv[i];
+		int r = 0;
+		if (options && strcmp(arg, "--") == 0) {
+			options = false;
+			continue;
+		}
+		if (options && airlock_is_help(arg)) {
+			fputs(cmd_suggest_usage, stdout);
+			return 1;
+		}
+		if (options && arg[0] == '-' && arg[1] != '\0') {
+			if ((r = airlock_option_value(argc, argv, &i, "--session", &a->session)) == 0 &&
+			    (r = airlock_option_value(argc, argv, &i, "--workspace", &a->workspace)) == 0)
+				r = airlock_option_value(argc, argv, &i, "--output", &a->output);
+			if (r < 0)
+				return usage_error("%s needs a value", arg);
+			if (r == 0)
+				return usage_error("unknown option: %s", arg);
+			continue;
+		}
+		if (a->log)
+			return usage_error("more than one LOG: %s", arg);
+		a->log = arg;
+	}
+	if (!a->log)
+		return usage_error("%s", "no LOG to read");
+	if (a->session && !a->session[0])
+		return usage_error("%s", "--session needs a non-empty ID");
+	if (a->output && !a->output[0])
+		return usage_error("%s", "--output needs a FILE");
+	return 0;
+}
+
+static void suggest_free(struct suggest *sg)
+{
+	for (size_t i = 0; i < sg->na; i++)
+		action_free(&sg->a[i]);
+	free(sg->a);
+	for (size_t i = 0; i < sg->ns; i++) {
+		struct session *x = &sg->s[i];
+		free(x->id);
+		free(x->agent);
+		free(x->workspace);
+		free(x->first_ts);
+		free(x->last_ts);
+		free(x->exit);
+	}
+	free(sg->s);
+	for (size_t i = 0; i < sg->nr; i++)
+		free(sg->r[i].yaml);
+	free(sg->r);
+	free(sg->home);
+	free(sg->workspace);
+}
+
+/* Writes len bytes of text to path (replaced) or stdout.  Exit status. */
+static int write_out(const char *path, const char *text, size_t len)
+{
+	if (!path) {
+		fwrite(text, 1, len, stdout);
+		return AIRLOCK_EXIT_OK;
+	}
+	FILE *f = fopen(path, "w");
+	if (!f) {
+		airlock_err("suggest: cannot write %s: %m", path);
+		return AIRLOCK_EXIT_FAILURE;
+	}
+	fwrite(text, 1, len, f);
+	if (ferror(f) | (fclose(f) != 0)) {
+		airlock_err("suggest: cannot write %s: %m", path);
+		return AIRLOCK_EXIT_FAILURE;
+	}
+	return AIRLOCK_EXIT_OK;
+}
+
+int cmd_suggest(int argc, char **argv)
+{
+	struct suggest_args args = { 0 };
+	struct suggest sg = { 0 };
+	struct logread_filter filter = { 0 };
+	char path[PATH_MAX], *text = NULL;
+	size_t len = 0;
+	int r = parse_args(argc, argv, &args), status = AIRLOCK_EXIT_OK;
+	if (r != 0)
+		return r > 0 ? AIRLOCK_EXIT_OK : AIRLOCK_EXIT_USAGE;
+	filter.session = args.session;
+	sg.log_name = path;
+	if (logread_file(args.log, "suggest", &filter, add_event, &sg, path, sizeof path) < 0) {
+		suggest_free(&sg);
+		return AIRLOCK_EXIT_FAILURE;
+	}
+	if (sg.oom) {
+		airlock_err("suggest: out of memory");
+		suggest_free(&sg);
+		return AIRLOCK_EXIT_FAILURE;
+	}
+	if (sg.na == 0) {
+		airlock_err("suggest: %s: no %sevents to learn from (exec, file or network events)%s",
+			    path, args.session ? "matching " : "",
+			    args.session ? "; check --session" : "");
+		suggest_free(&sg);
+		return AIRLOCK_EXIT_USAGE;
+	}
+	merge(&sg);
+	sg.home = policy_source_home();
+	if (!sg.home && errno == ENOENT)
+		sg.home = strdup("/"); /* no home: no ~/ patterns */
+	if (args.workspace && !(sg.workspace = realpath(args.workspace, NULL))) {
+		airlock_err("suggest: --workspace %s: %m", args.workspace);
+		suggest_free(&sg);
+		return AIRLOCK_EXIT_USAGE;
+	}
+	if (!args.workspace)
+		sg.workspace = find_workspace(&sg);
+	if (!sg.home) {
+		airlock_err("suggest: out of memory");
+		suggest_free(&sg);
+		return AIRLOCK_EXIT_FAILURE;
+	}
+	choose_all(&sg);
+	FILE *f = open_memstream(&text, &len);
+	if (f && !sg.oom)
+		put_policy(f, &sg, args.session);
+	if (!f || fclose(f) != 0 || sg.oom) {
+		airlock_err("suggest: out of memory");
+		free(text);
+		suggest_free(&sg);
+		return AIRLOCK_EXIT_FAILURE;
+	}
+	verify(&sg, text, len);
+	status = write_out(args.output, text, len);
+	free(text);
+	suggest_free(&sg);
+	return status;
+}

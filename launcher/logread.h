@@ -1,0 +1,131 @@
+/* logread.h — reading the audit log (JSON Lines) for `airlock log` and `airlock suggest`: lines, filters, safe text. */
+#ifndef AIRLOCK_LOGREAD_H
+#define AIRLOCK_LOGREAD_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+
+#include <json-c/json.h>
+
+/* Which events to keep; a NULL field keeps every event. */
+struct logread_filter {
+	const char *session;  /* a session id or a prefix of one */
+	const char *decision; /* allow / deny; ask: the asked ones (decided_by not "policy") */
+	const char *source;   /* shim / proxy / launcher */
+};
+
+/* True when ev passes every filter f names. */
+bool logread_matches(json_object *ev, const struct logread_filter *f);
+
+/*
+ * Told each event that passes the filter: ev (borrowed, valid during the
+ * call), its line as it is in the log (len bytes, no newline, not
+ * NUL-terminated) and its 1-based line number.
+ */
+typedef void (*logread_event_fn)(void *ctx, json_object *ev, const char *line, size_t len,
+				 unsigned long lineno);
+
+/* The log being read: a byte stream cut into lines, the last one possibly partial. */
+struct logread {
+	int fd;                  /* borrowed; logread_free() closes it unless it is stdin */
+	const char *name;        /* for messages */
+	const char *cmd;         /* the subcommand, for messages: "log", "suggest" */
+	char *buf;               /* owned; bytes read, not yet a whole line */
+	size_t len, cap;
+	unsigned long lineno;    /* lines handed out so far */
+	unsigned long malformed; /* lines reported and skipped */
+	bool skipping;           /* inside a line longer than the longest accepted */
+	json_tokener *tok;       /* owned */
+	const struct logread_filter *filter; /* borrowed; NULL: every event */
+	logread_event_fn fn;
+	void *ctx;
+};
+
+/*
+ * Opens the log: file, "-" for standard input, or NULL for today's default
+ * log ($XDG_STATE_HOME/airlock/logs/YYYY-MM-DD.jsonl).  Writes the name used
+ * in messages into path (cap bytes).  Returns the fd, or -1 with the error
+ * reported as "airlock: CMD: ...".
+ */
+int logread_open(const char *file, const char *cmd, char *path, size_t cap);
+
+/*
+ * Prepares r to read fd: events passing filter (NULL: all) go to fn(ctx, ...).
+ * A line that is not one JSON object (RFC 8259, valid UTF-8) is reported on
+ * stderr as "airlock: CMD: NAME:LINE: not a JSON object, skipped"; blank lines
+ * are skipped silently.  Returns 0, or -ENOMEM (r is then safe to free).
+ */
+int logread_init(struct logread *r, int fd, const char *name, const char *cmd,
+		 const struct logread_filter *filter, logread_event_fn fn, void *ctx);
+
+/* Reads what is there now, up to end of file, handing out whole lines.  0, or -errno. */
+int logread_available(struct logread *r);
+
+/* At the end of the log: a last line without '\n' is still a line; hands it out. */
+void logread_finish(struct logread *r);
+
+/* When the file shrank under the reader (truncated by hand), starts again from its start. */
+void logread_check_truncated(struct logread *r);
+
+/* Frees what r owns and closes its fd unless it is standard input. */
+void logread_free(struct logread *r);
+
+/* Opens file (as logread_open()), reads it whole with logread_*(), closes it.  0, 1 or -1 (reported). */
+int logread_file(const char *file, const char *cmd, const struct logread_filter *filter,
+		 logread_event_fn fn, void *ctx, char *path, size_t cap);
+
+/* ---- fields ---------------------------------------------------------------------- */
+
+/* The string member key of o, or NULL when absent or not a string. */
+const char *logread_str(json_object *o, const char *key);
+
+/* The integer member key of o, or -1 when absent or not an integer. */
+long long logread_num(json_object *o, const char *key);
+
+/*
+ * Parses an RFC 3339 UTC timestamp with milliseconds ("2026-11-30T01:02:03.456Z")
+ * into *t and *ms.  Returns 0, or -1 when ts is NULL or unreadable.
+ */
+int logread_time(const char *ts, long long *t, unsigned *ms);
+
+/*
+ * From a launcher event's "session started: PROGRAM; policy NAME; workspace
+ * DIR; ..." message: copies the field named key ("session started", "policy",
+ * "workspace") into out (cap bytes).  Returns 0, or -1 when the message is
+ * not such a message or has no such field.
+ */
+int logread_start_field(const char *message, const char *key, char *out, size_t cap);
+
+/* ---- text for a terminal --------------------------------------------------------- */
+
+/* Free text (a reason, a message): control and bidi sequences escaped, the rest as it is. */
+void logread_put_text(FILE *f, const char *s);
+
+/* A word as a shell would need it to be pasted back: bare, '...', or $'...' with escapes. */
+void logread_put_word(FILE *f, const char *s);
+
+/* What an event did: "exec CMD ARG...", "ACTION PATH", "connect DST", or its message. */
+void logread_put_what(FILE *f, json_object *ev);
+
+/* The timestamp ts as local HH:MM:SS.mmm (with the date when with_date); "??..." when unreadable. */
+void logread_put_time(FILE *f, const char *ts, bool with_date);
+
+/* ---- log_summary.c: `airlock log --summary` ------------------------------------- */
+
+struct log_summary;
+
+/* A new, empty summary, or NULL when out of memory. */
+struct log_summary *log_summary_new(void);
+
+/* Adds one event (a logread_event_fn: ctx is the summary). */
+void log_summary_add(void *ctx, json_object *ev, const char *line, size_t len,
+		     unsigned long lineno);
+
+/* Prints the summary, one block per session in order of first appearance; color: ANSI colours. */
+void log_summary_print(FILE *f, const struct log_summary *s, bool color);
+
+/* Frees s.  Accepts NULL. */
+void log_summary_free(struct log_summary *s);
+
+#endif

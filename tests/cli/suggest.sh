@@ -1,0 +1,430 @@
+#!/bin/sh
+# suggest.sh — TAP tests of `airlock suggest`: round trips on sessions recorded from real programs, never widening
+# a deny, generalising, malformed lines, --session, --output, usage errors.
+# Usage: tests/cli/suggest.sh BUILD/airlock
+# Records sessions with `airlock run --headless` under a scratch directory in /var/tmp (the sandbox's /tmp is its
+# own) with a scratch HOME; exits 1 if any test fails.  A case whose program is missing prints "skipped: reason".
+set -u
+
+if [ $# -ne 1 ] || [ ! -x "$1" ]; then
+	echo "usage: $0 BUILD/airlock" >&2
+	exit 2
+fi
+AIRLOCK=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+
+base=/var/tmp
+[ -d "$base" ] && [ -w "$base" ] || base=${TMPDIR:-/tmp}
+TMP=$(mktemp -d "$base/airlock-suggest.XXXXXX")
+trap 'rm -rf "$TMP"' EXIT
+TMP=$(cd "$TMP" && pwd -P)
+export HOME="$TMP/home"
+unset XDG_CONFIG_HOME XDG_STATE_HOME GIT_DIR GIT_WORK_TREE
+export GIT_CONFIG_NOSYSTEM=1 LC_ALL=C TZ=UTC
+mkdir -p "$HOME"
+printf '[user]\n\tname = airlock test\n\temail = test@example.invalid\n[init]\n\tdefaultBranch = main\n' \
+	>"$HOME/.gitconfig"
+
+. "$(dirname "$0")/lib.sh"
+
+# The round trip: every event of LOG (of SESSION) decided by `airlock check` with POLICY as the log says.
+cat >"$TMP/roundtrip.py" <<'EOF'
+import json, subprocess, sys
+airlock, log, policy, ws = sys.argv[1:5]
+session = sys.argv[5] if len(sys.argv) > 5 else ""
+code = {"allow": 0, "ask": 3, "deny": 4}
+seen, checked, bad = set(), 0, 0
+for line in open(log, encoding="utf-8", errors="replace"):
+    try:
+        ev = json.loads(line)
+    except ValueError:
+        continue
+    if not isinstance(ev, dict) or not str(ev.get("session_id", "")).startswith(session):
+        continue
+    d = ev.get("decision")
+    if d not in code:
+        continue
+    if isinstance(ev.get("command"), str):
+        if ev.get("truncated") or not isinstance(ev.get("args", []), list):
+            continue
+        argv = ["exec", ev["command"]] + [str(a) for a in ev.get("args", [])]
+    elif isinstance(ev.get("file"), str):
+        if ev.get("action") not in ("read", "write", "exec") or not ev["file"].startswith("/"):
+            continue
+        argv = ["open", ev["file"], "--" + ev["action"]]
+    elif isinstance(ev.get("network_dst"), str):
+        if ev["network_dst"].startswith("?:"):
+            continue
+        argv = ["connect", ev["network_dst"]]
+    else:
+        continue
+    key = tuple(argv) + (d,)
+    if key in seen:
+        continue
+    seen.add(key)
+    checked += 1
+    r = subprocess.run([airlock, "check", "--policy", policy, "--workspace", ws] + argv,
+                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    if r.returncode != code[d]:
+        bad += 1
+        print("%s: recorded %s, check exits %d: %s" % (" ".join(argv), d, r.returncode,
+              r.stdout.decode("utf-8", "replace").strip().replace("\n", " | ")))
+print("%d distinct events checked, %d decided otherwise" % (checked, bad))
+sys.exit(1 if bad or checked == 0 else 0)
+EOF
+
+HAVE_PY=
+if command -v python3 >/dev/null 2>&1 && PY=$(python3 -c 'import sys; print(sys.executable)' 2>/dev/null); then
+	HAVE_PY=1
+fi
+
+# roundtrip NAME LOG WORKSPACE [SESSION]: suggest exits 0, the policy is valid, and it reproduces every decision.
+roundtrip() {
+	name=$1 log=$2 ws=$3 sess=${4:-}
+	pol="$TMP/$name.suggested.yaml"
+	if [ -n "$sess" ]; then
+		run suggest "$log" --session "$sess" --output "$pol"
+	else
+		run suggest "$log" --output "$pol"
+	fi
+	if [ "$RC" = 0 ] && [ -s "$pol" ]; then
+		pass "$name: suggest writes a policy"
+	else
+		fail "$name: suggest writes a policy" "$(details)"
+		return
+	fi
+	run check --policy "$pol"
+	if [ "$RC" = 0 ] && grep -q ": ok, " "$TMP/out"; then
+		pass "$name: airlock check says the suggested policy is valid"
+	else
+		fail "$name: airlock check says the suggested policy is valid" "$(details)" "$(cat "$pol")"
+	fi
+	if [ -z "$HAVE_PY" ]; then
+		skip "$name: round trip" "no python3 to read the log"
+		return
+	fi
+	if python3 "$TMP/roundtrip.py" "$AIRLOCK" "$log" "$pol" "$ws" "$sess" >"$TMP/rt" 2>&1; then
+		pass "$name: round trip: $(tail -n 1 "$TMP/rt")"
+	else
+		fail "$name: round trip: every event decided as recorded" "$(cat "$TMP/rt")" "$(cat "$pol")"
+	fi
+}
+
+# ---- recorded sessions: real programs under airlock run --headless ------------------
+CAN_RUN=
+mkdir -p "$TMP/probe"
+if (cd "$TMP/probe" && "$AIRLOCK" run --headless --log "$TMP/probe.jsonl" -- true) >/dev/null 2>&1; then
+	CAN_RUN=1
+fi
+
+# record NAME POLICY-TEXT RUN-OPTION... -- COMMAND...: runs COMMAND in the workspace $TMP/NAME, log $TMP/NAME.jsonl.
+record() {
+	name=$1 policy=$2
+	shift 2
+	mkdir -p "$TMP/$name"
+	if [ -n "$policy" ]; then
+		printf '%s\n' "$policy" >"$TMP/$name.policy.yaml"
+		set -- --policy "$TMP/$name.policy.yaml" "$@"
+	fi
+	(cd "$TMP/$name" && "$AIRLOCK" run --headless --log "$TMP/$name.jsonl" "$@") \
+		>"$TMP/$name.out" 2>&1
+}
+
+if [ -z "$CAN_RUN" ]; then
+	for n in agent git python3 coreutils perl; do
+		skip "$n: recorded session round trip" "airlock run cannot run here (see airlock doctor)"
+	done
+else
+	# 1. the example agent, as `make demo` runs it (the default policy; asks denied by --headless)
+	if [ -n "$HAVE_PY" ] && command -v git >/dev/null 2>&1 && command -v make >/dev/null 2>&1; then
+		AIRLOCK_DEMO_DIR="$TMP" AIRLOCK_DEMO_KEEP=1 "$ROOT/scripts/demo.sh" "$AIRLOCK" >"$TMP/demo.out" 2>&1
+		demo=$(sed -n 's/^demo: scratch files kept in //p' "$TMP/demo.out")
+		if [ -n "$demo" ] && [ -s "$demo/audit.jsonl" ]; then
+			roundtrip agent "$demo/audit.jsonl" "$demo/project"
+			pol="$TMP/agent.suggested.yaml"
+			if grep -q 'path: "./.env", action: read' "$pol"; then
+				pass "agent: the denied read of .env is a deny rule"
+			else
+				fail "agent: the denied read of .env is a deny rule" "$(cat "$pol")"
+			fi
+			run check --policy "$pol" --workspace "$demo/project" exec git push origin HEAD
+			if [ "$RC" = 4 ]; then pass "agent: git push stays denied"; else fail "agent: git push stays denied" "$(details)"; fi
+			run check --policy "$pol" --workspace "$demo/project" exec git push --force
+			if [ "$RC" != 0 ]; then pass "agent: another git push is not allowed"; else fail "agent: another git push is not allowed" "$(details)"; fi
+		else
+			skip "agent: recorded session round trip" "scripts/demo.sh did not run: $(tail -n 3 "$TMP/demo.out")"
+		fi
+	else
+		skip "agent: recorded session round trip" "the example agent needs python3, git and make"
+	fi
+
+	# 2. git: a learning run (default: allow, --trace) with a denied push and a denied read
+	if command -v git >/dev/null 2>&1; then
+		mkdir -p "$TMP/git"
+		echo secret >"$TMP/git/secret.txt"
+		record git 'version: 1
+default: allow
+deny:
+  - command: git
+    args: push
+    match: prefix
+  - file: { path: ./secret.txt, action: read }' --trace -- sh -c \
+			'git init -q; echo x > a; mkdir -p src; echo y > src/b; git add a src; git commit -qm first;
+			 git status --short; git log --oneline; cat secret.txt; git push origin HEAD; true'
+		roundtrip git "$TMP/git.jsonl" "$TMP/git"
+		run check --policy "$TMP/git.suggested.yaml" --workspace "$TMP/git" open --write "$TMP/git/src/new"
+		if [ "$RC" = 0 ]; then pass "git: workspace writes are generalised"; else fail "git: workspace writes are generalised" "$(details)"; fi
+	else
+		skip "git: recorded session round trip" "no git"
+	fi
+
+	# 3. python3: asks allowed by --default-allow, a denied write, a denied program
+	if [ -n "$HAVE_PY" ]; then
+		mkdir -p "$TMP/python3/private"
+		record python3 'version: 1
+default: {exec: ask, read: allow, write: ask, connect: ask}
+deny:
+  - file: { path: ./private, action: write }
+  - command: uname
+allow:
+  - command: "python3*"' --default-allow --trace -- "$PY" -c '
+import os, subprocess
+open("out.txt", "w").write("x")
+try:
+    open("private/x", "w")
+except OSError as e:
+    print("refused:", e)
+os.makedirs("build/obj", exist_ok=True)
+open("build/obj/a.o", "w").write("o")
+subprocess.run(["ls", "-l"])
+subprocess.run(["ls", "-a"])
+subprocess.run(["uname", "-a"])
+'
+		roundtrip python3 "$TMP/python3.jsonl" "$TMP/python3"
+		run check --policy "$TMP/python3.suggested.yaml" --workspace "$TMP/python3" open --write "$TMP/python3/private/y"
+		if [ "$RC" != 0 ]; then pass "python3: no allow rule covers the denied directory"; else fail "python3: no allow rule covers the denied directory" "$(details)" "$(cat "$TMP/python3.suggested.yaml")"; fi
+	else
+		skip "python3: recorded session round trip" "no python3"
+	fi
+
+	# 4. sh and coreutils under the built-in default policy: asks denied by --headless, a secret, a connection
+	echo 'TOKEN=x' >"$TMP/coreutils.env" && mkdir -p "$TMP/coreutils" && mv "$TMP/coreutils.env" "$TMP/coreutils/.env"
+	record coreutils '' --trace -- sh -c '
+		mkdir -p d/e; echo 1 > d/e/f; cp d/e/f d/g; ls d; wc -l d/e/f; rm d/g; chmod 777 d/e/f
+		cat .env; head -c 10 /etc/passwd >/dev/null; true'
+	if [ -n "$HAVE_PY" ]; then
+		# a connection the default policy asks about: denied at once, headless
+		(cd "$TMP/coreutils" && "$AIRLOCK" run --headless --log "$TMP/coreutils.jsonl" -- "$PY" -c '
+import socket
+s = socket.socket()
+s.settimeout(3)
+try:
+    s.connect(("203.0.113.7", 443))
+except OSError as e:
+    print("refused:", e)
+') >>"$TMP/coreutils.out" 2>&1
+	fi
+	roundtrip coreutils "$TMP/coreutils.jsonl" "$TMP/coreutils"
+	if grep -q '"decision":"deny"' "$TMP/coreutils.jsonl" && grep -q '"decided_by":"default"' "$TMP/coreutils.jsonl"; then
+		pass "coreutils: the session has denies and asks answered by --headless"
+	else
+		fail "coreutils: the session has denies and asks answered by --headless" "$(cat "$TMP/coreutils.jsonl")"
+	fi
+
+	# 5. perl: a learning run with one denied read and one denied program
+	if command -v perl >/dev/null 2>&1; then
+		mkdir -p "$TMP/perl" && echo s >"$TMP/perl/secret"
+		record perl 'version: 1
+default: allow
+deny:
+  - file: { path: ./secret, action: read }
+  - command: date' --trace -- perl -e '
+			open(my $f, ">", "p.txt") or die; print $f "x"; close $f;
+			mkdir "pd"; open(my $h, ">", "pd/q") or die; close $h;
+			system("echo", "hi"); system("date");
+			open(my $g, "<", "secret") or print "refused\n";'
+		roundtrip perl "$TMP/perl.jsonl" "$TMP/perl"
+	else
+		skip "perl: recorded session round trip" "no perl"
+	fi
+fi
+
+# ---- hand-written logs ------------------------------------------------------------
+# ev SESSION FIELDS: one event line.
+n=0
+ev() {
+	n=$((n + 1))
+	printf '{"id":"%016d","timestamp":"2026-11-30T01:02:%02d.000Z","session_id":"%s","source":"shim","pid":7,%s}\n' \
+		"$n" "$((n % 60))" "$1" "$2"
+}
+start() {
+	printf '{"id":"s","timestamp":"2026-11-30T01:00:00.000Z","session_id":"%s","source":"launcher","pid":1,"message":"session started: /usr/bin/agent; policy p.yaml; workspace %s; bubblewrap sandbox"}\n' "$1" "$2"
+}
+S=aaaaaaaa11111111
+
+# a deny is never widened: allowed /w/a/x, /w/a/y, /w/b/z; denied /w/a/secret
+W="$TMP/w"
+mkdir -p "$W"
+{
+	start $S "$W"
+	ev $S "\"file\":\"$W/a/x\",\"action\":\"write\",\"decision\":\"allow\",\"decided_by\":\"policy\""
+	ev $S "\"file\":\"$W/a/y\",\"action\":\"write\",\"decision\":\"allow\",\"decided_by\":\"human\""
+	ev $S "\"file\":\"$W/b/c/z\",\"action\":\"write\",\"decision\":\"allow\",\"decided_by\":\"policy\""
+	ev $S "\"file\":\"$W/a/secret\",\"action\":\"write\",\"decision\":\"deny\",\"decided_by\":\"policy\",\"reason\":\"keep it\""
+	ev $S "\"command\":\"/usr/bin/git\",\"args\":[\"status\",\"--short\"],\"decision\":\"allow\",\"decided_by\":\"policy\""
+	ev $S "\"command\":\"/usr/bin/git\",\"args\":[\"commit\",\"-m\",\"a \\\"quoted\\\" \\\\ message\\nsecond line\"],\"decision\":\"allow\",\"decided_by\":\"policy\""
+	ev $S "\"command\":\"/usr/bin/git\",\"args\":[\"push\",\"origin\",\"main\"],\"decision\":\"deny\",\"decided_by\":\"human\",\"response_time_ms\":900"
+	ev $S "\"command\":\"/usr/bin/ls\",\"args\":[],\"decision\":\"allow\",\"decided_by\":\"policy\""
+	ev $S "\"network_dst\":\"example.com:443\",\"decision\":\"allow\",\"decided_by\":\"policy\""
+	ev $S "\"network_dst\":\"example.com:80\",\"decision\":\"allow\",\"decided_by\":\"session\""
+	ev $S "\"network_dst\":\"example.org:443\",\"decision\":\"allow\",\"decided_by\":\"human\""
+	ev $S "\"network_dst\":\"example.org:8080\",\"decision\":\"deny\",\"decided_by\":\"timeout\""
+	ev $S "\"network_dst\":\"[2001:db8::1]:22\",\"decision\":\"deny\",\"decided_by\":\"policy\""
+	ev $S "\"file\":\"$HOME/.cache/tool/x\",\"action\":\"write\",\"decision\":\"allow\",\"decided_by\":\"policy\""
+	ev $S "\"file\":\"$HOME/.ssh/id_rsa\",\"action\":\"read\",\"decision\":\"deny\",\"decided_by\":\"policy\""
+	ev $S "\"file\":\"/etc/hosts\",\"action\":\"read\",\"decision\":\"allow\",\"decided_by\":\"policy\""
+	ev $S "\"command\":\"/usr/bin/npm\",\"args\":[\"install\"],\"decision\":\"ask\",\"decided_by\":\"policy\""
+} >"$TMP/hand.jsonl"
+roundtrip hand "$TMP/hand.jsonl" "$W"
+P="$TMP/hand.suggested.yaml"
+lacks_file() {
+	if grep -qF -- "$3" "$2"; then fail "$1" "'$3' in $2" "$(cat "$2")"; else pass "$1"; fi
+}
+has_file() {
+	if grep -qF -- "$3" "$2"; then pass "$1"; else fail "$1" "no '$3' in $2" "$(cat "$2")"; fi
+}
+lacks_file "never widened over a deny: no ./** write rule" "$P" 'path: "./**"'
+lacks_file "never widened over a deny: no ./a/** write rule" "$P" 'path: "./a/**"'
+has_file "a directory with nothing denied in it is widened: ./b/**" "$P" 'path: "./b/**"'
+expect "the denied path stays denied" 4 check --policy "$P" --workspace "$W" open --write "$W/a/secret"
+expect "a new path beside the denied one is not allowed (the default asks)" 3 check --policy "$P" --workspace "$W" open --write "$W/a/other"
+expect "a new path in the widened directory is allowed" 0 check --policy "$P" --workspace "$W" open --write "$W/b/new"
+has_file "home paths are written ~/..." "$P" 'path: "~/.cache/**"'
+has_file "a denied read in home is a deny rule" "$P" 'path: "~/.ssh/id_rsa", action: read'
+lacks_file "allowed reads need no rule (the default allows reads)" "$P" '/etc/hosts"'
+has_file "a denied subcommand keeps git's allow rules to their prefixes" "$P" 'args: "status"'
+expect "no rule allows git with any arguments: an unseen subcommand asks" 3 check --policy "$P" exec /usr/bin/git frobnicate
+expect "git status with other arguments is allowed (the stable prefix)" 0 check --policy "$P" exec /usr/bin/git status
+expect "git push is denied" 4 check --policy "$P" exec /usr/bin/git push origin main
+expect "another git push is not allowed" 3 check --policy "$P" exec /usr/bin/git push --force
+has_file "a host's ports become one rule for the host" "$P" 'destination: "example.com" }'
+expect "the host rule covers another port" 0 check --policy "$P" connect example.com:8443
+has_file "a host with a denied port keeps per-port rules" "$P" 'destination: "example.org:443" }'
+expect "another port of that host is not allowed" 3 check --policy "$P" connect example.org:9999
+expect "an IPv6 destination stays denied" 4 check --policy "$P" connect '[2001:db8::1]:22'
+has_file "an event still logged as ask becomes an ask rule" "$P" "$(printf 'ask:\n')"
+has_file "a rule's comment counts its events and who decided" "$P" '# 2 events (2 distinct) allowed by the policy (1), by session memory (1), e.g. connect example.com:443'
+has_file "a human's deny is counted in the comment" "$P" 'denied by a human: exec /usr/bin/git push origin main'
+has_file "the header names the log" "$P" "$TMP/hand.jsonl"
+has_file "the header names the session and the agent" "$P" "# session $S: /usr/bin/agent"
+has_file "a deny rule keeps the log's reason" "$P" 'reason: "keep it"'
+
+# the workspace when no session start names it: the directory the allowed writes share
+grep -v '"source":"launcher"' "$TMP/hand.jsonl" | grep -v "$HOME" >"$TMP/nostart.jsonl"
+run suggest "$TMP/nostart.jsonl"
+has "without a session start, the allowed writes' common directory is the workspace" out "# ./ is the workspace $W,"
+run suggest "$TMP/nostart.jsonl" --workspace "$TMP"
+has "--workspace sets what ./ stands for" out 'path: "./w/b/**"'
+
+# an event decided both ways: denied, with a warning
+{
+	start $S "$W"
+	ev $S "\"command\":\"/usr/bin/make\",\"args\":[\"deploy\"],\"decision\":\"allow\",\"decided_by\":\"human\""
+	ev $S "\"command\":\"/usr/bin/make\",\"args\":[\"deploy\"],\"decision\":\"deny\",\"decided_by\":\"human\""
+	ev $S "\"command\":\"/usr/bin/make\",\"args\":[\"test\"],\"decision\":\"allow\",\"decided_by\":\"policy\""
+} >"$TMP/conflict.jsonl"
+run suggest "$TMP/conflict.jsonl" --output "$TMP/conflict.yaml"
+has "an action decided both ways is reported" err "conflict.jsonl:3: decided deny here, allow at line 2"
+expect "an action decided both ways is denied" 4 check --policy "$TMP/conflict.yaml" exec /usr/bin/make deploy
+expect "the rest of that program is still allowed" 0 check --policy "$TMP/conflict.yaml" exec /usr/bin/make test
+
+# ---- malformed lines, empty logs --------------------------------------------------
+{
+	start $S "$W"
+	echo '{"id": "broken", "timestamp":'
+	ev $S "\"command\":\"/usr/bin/ls\",\"args\":[],\"decision\":\"maybe\""
+	ev $S "\"command\":\"/usr/bin/ls\",\"args\":\"-l\",\"decision\":\"allow\""
+	ev $S "\"file\":\"relative/path\",\"action\":\"write\",\"decision\":\"allow\""
+	ev $S "\"file\":\"$W/x\",\"action\":\"chew\",\"decision\":\"allow\""
+	ev $S "\"network_dst\":\"no-port\",\"decision\":\"allow\""
+	echo '[1, 2]'
+	ev $S "\"command\":\"/usr/bin/make\",\"args\":[\"all\"],\"decision\":\"allow\",\"decided_by\":\"policy\""
+	echo ''
+} >"$TMP/bad.jsonl"
+run suggest "$TMP/bad.jsonl"
+if [ "$RC" = 0 ]; then pass "malformed lines: suggest still succeeds"; else fail "malformed lines: suggest still succeeds" "$(details)"; fi
+has "a line that is not JSON: LOG:LINE: what is wrong" err "$TMP/bad.jsonl:2: not a JSON object, skipped"
+has "a bad decision is named" err "$TMP/bad.jsonl:3: the decision is 'maybe', not allow, deny or ask, skipped"
+has "args that are not a list" err "$TMP/bad.jsonl:4: 'args' is not a list, skipped"
+has "a relative path" err "$TMP/bad.jsonl:5: the path 'relative/path' is not absolute, skipped"
+has "an unknown file action" err "$TMP/bad.jsonl:6: the file action is 'chew', not read, write or exec, skipped"
+has "a destination without a port" err "$TMP/bad.jsonl:7: the destination 'no-port' is not HOST:PORT, skipped"
+has "a JSON value that is not an object" err "$TMP/bad.jsonl:8: not a JSON object, skipped"
+has "the good events after bad lines are kept" out 'args: "all"'
+n_err=$(wc -l <"$TMP/err" | tr -d ' ')
+if [ "$n_err" = 7 ]; then pass "one message per bad line, none for the blank one"; else fail "one message per bad line, none for the blank one" "$(details)"; fi
+
+start $S "$W" >"$TMP/none.jsonl"
+expect "a log with no actions exits 2" 2 suggest "$TMP/none.jsonl"
+has "a log with no actions says so" err "no events to learn from"
+: >"$TMP/empty.jsonl"
+expect "an empty log exits 2" 2 suggest "$TMP/empty.jsonl"
+echo 'not json' >"$TMP/junk.jsonl"
+expect "a log of nothing but junk exits 2" 2 suggest "$TMP/junk.jsonl"
+
+# ---- --session, stdin, --output ----------------------------------------------------
+T=bbbbbbbb22222222
+{
+	start $S "$W"
+	ev $S "\"command\":\"/usr/bin/make\",\"args\":[\"one\"],\"decision\":\"allow\",\"decided_by\":\"policy\""
+	start $T "$TMP/other"
+	ev $T "\"command\":\"/usr/bin/cmake\",\"args\":[\"two\"],\"decision\":\"deny\",\"decided_by\":\"policy\""
+	ev $S "\"command\":\"/usr/bin/make\",\"args\":[\"three\"],\"decision\":\"allow\",\"decided_by\":\"policy\""
+} >"$TMP/two.jsonl"
+run suggest "$TMP/two.jsonl" --session bbbb
+has "--session: the session's rules" out 'command: "cmake"'
+lacks "--session: not the other session's" out 'command: "make"'
+has "--session: the header names it" out "# session $T"
+lacks "--session: the header leaves the other out" out "# session $S"
+run suggest "$TMP/two.jsonl" --session=aaaaaaaa
+has "--session=ID: the session's rules" out 'command: "make"'
+lacks "--session=ID: not the other session's" out 'cmake'
+run suggest "$TMP/two.jsonl"
+has "without --session: every session" out "# session $T"
+has "without --session: the first session too" out "# session $S"
+has "different workspaces: paths stay absolute" out "(none known: paths stay absolute)"
+expect "--session that matches nothing exits 2" 2 suggest "$TMP/two.jsonl" --session cccc
+has "--session that matches nothing says so" err "no matching events"
+"$AIRLOCK" suggest - <"$TMP/two.jsonl" >"$TMP/out" 2>"$TMP/err"
+RC=$?
+if [ "$RC" = 0 ] && grep -q 'cmake' "$TMP/out"; then pass "suggest - reads standard input"; else fail "suggest - reads standard input" "$(details)"; fi
+run suggest "$TMP/two.jsonl" --output "$TMP/o.yaml"
+if [ "$RC" = 0 ] && [ ! -s "$TMP/out" ] && grep -q cmake "$TMP/o.yaml"; then
+	pass "--output writes the file, not stdout"
+else
+	fail "--output writes the file, not stdout" "$(details)"
+fi
+expect "--output into a missing directory exits 1" 1 suggest "$TMP/two.jsonl" --output "$TMP/nodir/o.yaml"
+
+# ---- help and usage errors ------------------------------------------------------------
+expect "suggest --help exits 0" 0 suggest --help
+expect "help suggest exits 0" 0 help suggest
+has "help describes the learning run: --trace" out "--trace"
+has "help describes the learning run: default allow" out "default: allow"
+has "help documents the exit statuses" out "Exit status: 0 success"
+expect "suggest without LOG exits 2" 2 suggest
+has "suggest without LOG says so" err "airlock: suggest: no LOG to read"
+expect "an unknown option exits 2" 2 suggest "$TMP/two.jsonl" --bogus
+has "an unknown option is named" err "unknown option: --bogus"
+expect "two LOGs exit 2" 2 suggest "$TMP/two.jsonl" "$TMP/two.jsonl"
+expect "--session without a value exits 2" 2 suggest "$TMP/two.jsonl" --session
+expect "--workspace that is not absolute exits 2" 2 suggest "$TMP/two.jsonl" --workspace rel
+expect "a missing LOG exits 1" 1 suggest "$TMP/nosuch.jsonl"
+has "a missing LOG is named" err "cannot open $TMP/nosuch.jsonl"
+
+echo "1..$NTESTS"
+if [ "$NFAILED" -gt 0 ]; then
+	echo "# $NFAILED of $NTESTS tests failed"
+	exit 1
+fi
+echo "# all $NTESTS tests passed"
