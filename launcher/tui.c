@@ -941,7 +941,7 @@ static void draw_header(struct tui *t, int y)
 			break;
 	}
 	int hw = str_width(help, COLS);
-	int x = put_str(y, 0, COLS - mw - hw, left);
+	int x = put_str(y, 0, COLS - mw - hw - 1, left);
 	attrset(a | A_BOLD);
 	if (mw && mw <= COLS - x)
 		x += put_str(y, COLS - hw - mw > x ? COLS - hw - mw : x, mw, marks);
@@ -986,18 +986,27 @@ static void draw_status(struct tui *t, int y)
 	attrset(A_NORMAL);
 }
 
-static void draw_activity(struct tui *t, int y0, int h)
+/* Keeps the activity's scroll within the rows that match; returns how many do. */
+static size_t clamp_scroll(struct tui *t, int h)
 {
-	if (h <= 0)
-		return;
 	size_t total = 0;
 	for (size_t i = 0; i < t->nrows; i++)
 		if (act_matches(t, act_at(t, i)))
 			total++;
+	if (h < 1)
+		h = 1;
 	if (t->scroll > (long)total - h)
 		t->scroll = (long)total > h ? (long)total - h : 0;
 	if (t->scroll < 0)
 		t->scroll = 0;
+	return total;
+}
+
+static void draw_activity(struct tui *t, int y0, int h)
+{
+	if (h <= 0)
+		return;
+	size_t total = clamp_scroll(t, h);
 	if (total == 0) {
 		attrset(A_DIM);
 		put_str(y0, 1, COLS - 1,
@@ -1184,10 +1193,18 @@ static void draw_panel(struct tui *t, int y0, int h)
 		attrset(A_BOLD);
 		put_str(y, lw, COLS - lw, buf);
 	} else if (t->focus == FOCUS_OUTPUT && t->o->pty_master >= 0 && t->pty_open) {
-		put_str(y, lw, COLS - lw, "Tab, then Y allow  N deny  A allow for the session  B deny for the session");
+		put_str(y, lw, COLS - lw, "Tab back to answer (keys go to the agent here)");
 	} else {
+		static const char *const keys[] = {
+			"Y allow  N deny  A allow for the session  B deny for the session",
+			"Y allow  N deny  A allow-session  B deny-session",
+			"Y/N/A/B",
+		};
+		size_t k = 0;
+		while (k + 1 < sizeof keys / sizeof keys[0] && str_width(keys[k], COLS) > COLS - lw)
+			k++;
 		attrset(hl);
-		put_str(y, lw, COLS - lw, "Y allow  N deny  A allow for the session  B deny for the session");
+		put_str(y, lw, COLS - lw, keys[k]);
 	}
 	attrset(A_NORMAL);
 	if (++y >= end)
@@ -1227,6 +1244,8 @@ static void render(struct tui *t)
 		return;
 	}
 	struct layout l = layout_of(t);
+	if (t->focus == FOCUS_ACTIVITY)
+		(void)clamp_scroll(t, l.main_h);
 	if (l.header >= 0)
 		draw_header(t, l.header);
 	if (t->focus == FOCUS_OUTPUT)
@@ -1758,12 +1777,12 @@ int tui_run(const struct tui_options *o)
 				break;
 			}
 		}
-		if (n > 0 && (p[2].revents & POLLIN))
-			read_keys(&t);
-		else if (n > 0 && (p[2].revents & (POLLHUP | POLLERR | POLLNVAL))) {
+		if (n > 0 && (p[2].revents & (POLLHUP | POLLERR | POLLNVAL))) {
 			t.rc = 1; /* the terminal went away */
 			break;
 		}
+		if (n > 0 && (p[2].revents & POLLIN))
+			read_keys(&t);
 		if (t.dirty || t.nasks)
 			render(&t);
 	}

@@ -13,6 +13,8 @@
 # then wait_for / wait_gone / keys / fake / wait_record, and returns non-zero on failure
 # (fail "why" sets the diagnostic); then list it with `tcase "description" function`.
 #
+# A sanitizer build (make SAN=1 BUILD=DIR) is detected: the driver then links ASan+UBSan and a
+# last case asserts that they reported nothing.
 # Environment: KEEP_TMP=1 keeps the scratch directory; WAIT (s) bounds one wait (default 10).
 # Exits 1 when any case fails; skips everything (loudly) when tmux or python3 is missing.
 set -u
@@ -70,12 +72,27 @@ trap 'exit 130' INT TERM HUP
 DRIVER=$T/tui-driver
 CURSES=$(pkg-config --libs ncursesw 2>/dev/null || echo "-lncursesw -ltinfo")
 JSONC=$(pkg-config --libs json-c 2>/dev/null || echo "-ljson-c")
+SANFLAGS=""
+# a sanitizer build (make SAN=1 BUILD=...): the driver links the runtime, reports go to files
+if nm "$BUILD/launcher/tui.o" 2>/dev/null | grep -q __asan_; then
+	SANFLAGS="-fsanitize=address,undefined"
+	export ASAN_OPTIONS="log_path=$T/asan:detect_leaks=1" UBSAN_OPTIONS="log_path=$T/ubsan:print_stacktrace=1"
+fi
 # shellcheck disable=SC2086
-if ! ${CC:-cc} -std=gnu11 -D_GNU_SOURCE -I"$ROOT" -o "$DRIVER" "$HERE/driver.c" \
+if ! ${CC:-cc} $SANFLAGS -std=gnu11 -D_GNU_SOURCE -I"$ROOT" -o "$DRIVER" "$HERE/driver.c" \
 	"$BUILD/launcher/tui.o" $JSONC $CURSES -lutil >"$T/driver.log" 2>&1; then
 	sed 's/^/# /' "$T/driver.log"
 	tap_not_ok "the test driver builds" "$(cat "$T/driver.log")"
-	tap_plan_end
+	if [ -n "$SANFLAGS" ]; then
+	reports=$(cat "$T"/asan* "$T"/ubsan* 2>/dev/null)
+	if [ -z "$reports" ]; then
+		tap_ok "sanitizers: no reports"
+	else
+		tap_not_ok "sanitizers: no reports" "$reports"
+	fi
+fi
+
+tap_plan_end
 	exit 1
 fi
 
@@ -122,21 +139,22 @@ start_pane()
 		"$1; echo pane-done; sleep 600" || fail "tmux new-session failed"
 }
 
-# start_tui [--color|--no-color] [--attach] [-- AGENT...]: the TUI on the fake session; with
+# start_tui [--no-color] [--utf8] [--attach] [-- AGENT...]: the TUI on the fake session; with
 # AGENT, the agent runs on a pseudo-terminal the TUI owns (as in `airlock run`).  Arguments must
 # not hold single quotes.
 start_tui()
 {
-	env="env -u NO_COLOR TERM=screen-256color"
-	case "${1:-}" in
-	--no-color) env="env NO_COLOR=1 TERM=screen-256color"; shift ;;
-	--color) shift ;;
-	esac
-	attach=""
-	if [ "${1:-}" = --attach ]; then
-		attach=--attach
+	env="env TERM=screen-256color" nocolor="-u NO_COLOR" attach=""
+	while [ $# -gt 0 ]; do
+		case "$1" in
+		--no-color) nocolor="NO_COLOR=1" ;;
+		--utf8) env="$env LC_ALL=C.UTF-8" ;;
+		--attach) attach=--attach ;;
+		*) break ;;
+		esac
 		shift
-	fi
+	done
+	env="env $nocolor ${env#env }"
 	if [ "${TUI_ATTACH:-0}" = 1 ] && [ $# -eq 0 ] && [ -x "$BUILD/airlock" ]; then
 		start_pane "$env $BUILD/airlock attach $SOCK; echo tui-exit=\$?"
 		return
@@ -218,14 +236,27 @@ end_case()
 	stop_fake
 }
 
-# tcase DESCRIPTION FUNCTION: runs one case in a fresh tmux session and fake session.
+# skip REASON: a case function's `skip "why"; return` makes the case a skip.
+skip()
+{
+	WHY="$*"
+	return 77
+}
+
+# tcase DESCRIPTION FUNCTION: runs one case in a fresh tmux session and fake session; the
+# function returns 0 (ok), 77 (skip, WHY the reason) or anything else (not ok, WHY the
+# diagnostic).
 NCASE=0
 tcase()
 {
 	NCASE=$((NCASE + 1))
 	CASE=c$NCASE WHY=""
-	if "$2"; then
+	"$2"
+	rc=$?
+	if [ $rc = 0 ]; then
 		tap_ok "$1"
+	elif [ $rc = 77 ]; then
+		tap_skip "$1" "$WHY"
 	else
 		tap_not_ok "$1" "${WHY:-failed}" "--- screen:" "$(capture)" "--- sent:" \
 			"$(cat "$REC" 2>/dev/null)" "--- fake session:" "$(cat "$T/$CASE.fake.err" 2>/dev/null)"
@@ -339,11 +370,12 @@ case_tab_attached()
 case_tab_pty()
 {
 	start_fake || return 1
-	start_tui -- sh -c 'echo hello-from-agent; stty size; exec cat' &&
+	start_tui -- sh -c 'echo hello-from-agent; read x; stty size; exec cat' &&
 		wait_for "allow 2 deny 1" || return 1
 	keys Tab
 	wait_for "hello-from-agent" || return 1
 	# the agent's terminal has the panel's size: 30 rows - header, title, status; 100 columns
+	keys Enter
 	wait_for "27 100" || return 1
 	keys -l "ping-42"
 	keys Enter
@@ -355,6 +387,18 @@ case_tab_pty()
 	no_record '"type":"answer"' || return 1
 	keys Tab
 	wait_gone "hello-from-agent" && wait_for "exec /usr/bin/git status"
+}
+
+case_pty_resize()
+{
+	start_fake || return 1
+	start_tui -- sh -c 'while read x; do stty size; done' && wait_for "allow 2 deny 1" || return 1
+	keys Tab
+	wait_for "agent output" || return 1
+	tmux -L "$TS" resize-window -t "$CASE" -x 80 -y 20 || fail "resize-window failed" || return 1
+	sleep 0.2
+	keys Enter
+	wait_for "17 80"
 }
 
 case_pty_escapes()
@@ -424,6 +468,7 @@ case_detach()
 
 case_no_detach_in_run()
 {
+	[ "${TUI_ATTACH:-0}" = 1 ] && { skip "TUI_ATTACH=1: every TUI here is attached"; return; }
 	ready || return 1
 	keys d
 	sleep 0.3
@@ -482,11 +527,30 @@ case_overlong()
 	wait_for "tui-exit=2"
 }
 
+case_hostile_text()
+{
+	ready || return 1
+	esc=$(printf '\033') bel=$(printf '\007')
+	fake exec deny /usr/bin/printf "${esc}]2;pwned-title${bel}${esc}[2J"
+	wait_for "exec /usr/bin/printf ?]2;pwned-title??[2J" || return 1
+	title=$(tmux -L "$TS" display-message -p -t "$CASE" '#{pane_title}')
+	[ "$title" != pwned-title ] || fail "an event's text set the terminal's title"
+}
+
+case_utf8()
+{
+	locale -a 2>/dev/null | grep -qi '^c\.utf-\?8$' || { skip "no C.UTF-8 locale"; return; }
+	start_fake || return 1
+	start_tui --utf8 && wait_for "allow 2 deny 1" || return 1
+	fake write allow /w/café/日本語.txt
+	wait_for "write /w/café/日本語.txt" || return 1
+}
+
 case_sigterm()
 {
 	ready || return 1
 	pane=$(tmux -L "$TS" display-message -p -t "$CASE" '#{pane_pid}')
-	pid=$(pgrep -P "$pane" -f tui-driver | head -n 1)
+	pid=$(pgrep -P "$pane" | head -n 1) # env exec'ed the TUI's program
 	[ -n "$pid" ] || fail "no TUI process found under the pane" || return 1
 	kill -TERM "$pid"
 	wait_for "tui-exit=0" || return 1
@@ -506,6 +570,7 @@ tcase "several asks queue visibly (N more waiting), answered in order" case_queu
 tcase "an ask answered elsewhere leaves the panel" case_answered_elsewhere
 tcase "Tab without the agent's terminal: its output is on its own terminal" case_tab_attached
 tcase "Tab with the agent's terminal: its output, its size, keys go to it" case_tab_pty
+tcase "a resize gives the agent's terminal the panel's new size" case_pty_resize
 tcase "the agent's escape sequences are dropped, CR BS TAB interpreted" case_pty_escapes
 tcase "/ filters the activity; Esc clears" case_filter
 tcase "scrolling up holds the view; End follows again" case_scroll
@@ -517,5 +582,16 @@ tcase "resize keeps the layout; 20x5 does not crash" case_resize
 tcase "malformed lines are counted and ignored" case_malformed
 tcase "a line over the bound ends the TUI with 2" case_overlong
 tcase "SIGTERM restores the terminal" case_sigterm
+tcase "control characters in events are shown as ?, never sent to the terminal" case_hostile_text
+tcase "UTF-8 paths show in a UTF-8 locale" case_utf8
+
+if [ -n "$SANFLAGS" ]; then
+	reports=$(cat "$T"/asan* "$T"/ubsan* 2>/dev/null)
+	if [ -z "$reports" ]; then
+		tap_ok "sanitizers: no reports"
+	else
+		tap_not_ok "sanitizers: no reports" "$reports"
+	fi
+fi
 
 tap_plan_end
