@@ -121,7 +121,7 @@ $(BUILD)/tests/test_audit: UNIT_EXTRA := $(BUILD)/launcher/audit.o $(LAUNCHER_LI
 $(BUILD)/tests/test_sandbox: $(BUILD)/launcher/sandbox.o $(BUILD)/launcher/env.o
 $(BUILD)/tests/test_netns: $(BUILD)/launcher/netns.o $(BUILD)/launcher/agent_tty.o
 $(BUILD)/tests/test_netns: UNIT_EXTRA := $(BUILD)/launcher/netns.o $(BUILD)/launcher/agent_tty.o \
-	$(LAUNCHER_LIBS)
+	$(LAUNCHER_LIBS) $(CURSES_LIBS)
 $(BUILD)/tests/test_sandbox: UNIT_EXTRA := $(BUILD)/launcher/sandbox.o $(BUILD)/launcher/env.o \
 	$(LAUNCHER_LIBS)
 

@@ -354,17 +354,17 @@ static bool policy_has_network_rules(const struct policy *p)
 static int namespaces_add(struct builder *b)
 {
 	static const enum sandbox_op_kind always[] = {
-		SANDBOX_OP_DIE_WITH_PARENT, SANDBOX_OP_UNSHARE_PID, SANDBOX_OP_UNSHARE_IPC,
-		SANDBOX_OP_UNSHARE_UTS, SANDBOX_OP_UNSHARE_CGROUP_TRY,
+		SANDBOX_OP_UNSHARE_PID, SANDBOX_OP_UNSHARE_IPC, SANDBOX_OP_UNSHARE_UTS,
+		SANDBOX_OP_UNSHARE_CGROUP_TRY,
 	};
-	int r = 0;
+	int r = op_add(b, SANDBOX_OP_DIE_WITH_PARENT, NULL, NULL);
 	/*
 	 * --new-session: no controlling terminal the agent could push input into
 	 * (TIOCSTI; the seccomp filter refuses it too).  On a terminal airlock
 	 * owns (the TUI's), the agent keeps it as its controlling terminal, so
 	 * Ctrl-C typed into the output panel reaches it as SIGINT.
 	 */
-	if (!b->cfg->own_tty)
+	if (!r && !b->cfg->own_tty)
 		r = op_add(b, SANDBOX_OP_NEW_SESSION, NULL, NULL);
 	for (size_t i = 0; i < NELEM(always) && !r; i++)
 		r = op_add(b, always[i], NULL, NULL);

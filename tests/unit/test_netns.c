@@ -274,7 +274,7 @@ static const char *start(struct netns *ns, const uint16_t *ports, size_t nports,
 	char err[512];
 	for (int ipv6 = 1; ipv6 >= 0; ipv6--) {
 		struct netns_options opt = { ports, nports, bwrap ? bwrap_path : self_exe,
-					     helper_argv(acts, nacts, ipv6, bwrap), helper_env, NULL };
+					     helper_argv(acts, nacts, ipv6, bwrap), helper_env, NULL, NULL };
 		int e = netns_start(&opt, ns, err, sizeof err);
 		if (e < 0 && strstr(err, "unshare(")) {
 			snprintf(msg, sizeof msg, "skipped: namespaces unavailable here: %s", err);
@@ -584,7 +584,7 @@ static const char *scenario_bad_exec(void)
 {
 	static const char path[] = "/nonexistent/airlock-netns-test";
 	char *const argv[] = { (char *)path, NULL };
-	struct netns_options opt = { NULL, 0, path, argv, helper_env, NULL };
+	struct netns_options opt = { NULL, 0, path, argv, helper_env, NULL, NULL };
 	struct netns ns;
 	char err[512] = "";
 	int e = netns_start(&opt, &ns, err, sizeof err);
@@ -719,7 +719,7 @@ static void test_bad_options(void **s)
 	};
 	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
 		struct netns_options opt = { cases[i].ports, cases[i].n, cases[i].program ? "/bin/true" : NULL,
-					     argv, helper_env, NULL };
+					     argv, helper_env, NULL, NULL };
 		struct netns ns;
 		char err[512] = "";
 		assert_int_equal(netns_start(&opt, &ns, err, sizeof err), cases[i].want);

@@ -313,6 +313,12 @@ static void test_argv_unprivileged(void **state)
 	int user = find_seq(argv, "--unshare-user", "--cap-drop", "ALL", NULL);
 	assert_true(user > 0 && user < find_seq(argv, "--ro-bind", "/", "/", NULL));
 	sandbox_argv_free(argv);
+	/* on the TUI's pseudo-terminal the agent keeps its terminal: no --new-session */
+	cfg.own_tty = true;
+	argv = build_ok(&cfg, NULL);
+	assert_int_equal(count_word(argv, "--new-session"), 0);
+	assert_int_equal(find_seq(argv, "--die-with-parent", "--unshare-pid", NULL), 1);
+	sandbox_argv_free(argv);
 	compiled_free(&c);
 }
 
