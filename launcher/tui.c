@@ -1694,6 +1694,11 @@ int tui_run(const struct tui_options *o)
 	for (size_t i = 0; i < NSIGNALS; i++)
 		sigaction(caught_signals[i], &sa, &old[i]);
 	sigaction(SIGTSTP, NULL, &old_tstp);
+	sigset_t ours, old_mask;
+	sigemptyset(&ours);
+	for (size_t i = 0; i < NSIGNALS; i++)
+		sigaddset(&ours, caught_signals[i]);
+	sigprocmask(SIG_UNBLOCK, &ours, &old_mask); /* a caller's mask must not hide a resize */
 
 	char *old_locale = xstrndup(setlocale(LC_CTYPE, NULL), 256);
 	setlocale(LC_CTYPE, "");
@@ -1798,6 +1803,7 @@ restore:
 	for (size_t i = 0; i < NSIGNALS; i++)
 		sigaction(caught_signals[i], &old[i], NULL);
 	sigaction(SIGTSTP, &old_tstp, NULL);
+	sigprocmask(SIG_SETMASK, &old_mask, NULL);
 	close(sig_pipe[0]);
 	close(sig_pipe[1]);
 	sig_pipe[0] = sig_pipe[1] = -1;

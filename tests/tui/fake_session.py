@@ -3,6 +3,7 @@
 (launcher/control.h) on a Unix socket, for testing the TUI without a sandbox.
 
   fake_session.py SOCKET RECORD [--cmd FIFO] [--keep] [--timeout S] [--no-events]
+                  [--hold-answers]
 
 Listens on SOCKET.  Each client gets a hello, a status and a few events (an allowed exec, a
 denied write, a proxy connection with bytes, a launcher message).  Every line a client sends
@@ -10,7 +11,8 @@ is appended to RECORD as it came (flushed per line); "EOF" is appended when a cl
 
 Replies like the launcher's:
   {"type":"answer","id":N,"answer":A} for a waiting ask -> "answered" (decided_by human), the
-      audit event of the decision and a new status; unknown ids are ignored;
+      audit event of the decision and a new status; unknown ids are ignored; with
+      --hold-answers, nothing (the "answered" command sends it);
   {"type":"quit"} -> {"type":"end","status":143}, then the socket is closed and this exits.
 
 Commands, one per line, written to FIFO (made when missing) script the rest:
@@ -47,6 +49,7 @@ class Session:
         self.fifo = None
         self.keep = "--keep" in args
         self.events = "--no-events" not in args
+        self.hold_answers = "--hold-answers" in args
         self.timeout = 120.0
         if "--cmd" in args:
             self.fifo = args[args.index("--cmd") + 1]
@@ -120,6 +123,8 @@ class Session:
             self.status()
         elif t == "answer":
             i, ans = msg.get("id"), msg.get("answer")
+            if self.hold_answers:
+                return
             if i in self.pending and ans in ("allow", "deny", "allow-session", "deny-session"):
                 what = self.pending.pop(i)
                 dec = "allow" if ans.startswith("allow") else "deny"

@@ -221,7 +221,9 @@ keys()
 # fake COMMAND...: a command to the fake session (see fake_session.py).
 fake()
 {
-	printf '%s\n' "$*" >"$CMDF"
+	# bounded: with the fake session gone, opening its FIFO would block for ever
+	timeout 5 sh -c 'printf "%s\n" "$2" >"$1"' sh "$CMDF" "$*" ||
+		echo "# the fake session did not take: $*"
 }
 
 # last_line: the pane's last row.
@@ -346,6 +348,35 @@ case_queue()
 	keys n
 	wait_record '"id":2,"answer":"deny"' && wait_for "APPROVAL NEEDED #3" || return 1
 	wait_gone "more waiting"
+}
+
+case_sent_until_answered()
+{
+	ready --hold-answers || return 1
+	fake ask 1 exec git push origin main
+	fake ask 2 exec git push --force
+	wait_for "APPROVAL NEEDED #1" || return 1
+	keys y
+	wait_record '"id":1,"answer":"allow"' || return 1
+	# the next one is up; the first stays listed as sent (all sent: the oldest is shown)
+	wait_for "APPROVAL NEEDED #2" && wait_for "#1 exec git push origin main" &&
+		wait_for "[sent: allow]" || return 1
+	keys b
+	wait_record '"id":2,"answer":"deny-session"' && wait_for "[sent: deny-session]" ||
+		return 1
+	wait_for "allow (waiting for the launcher)" || return 1
+	fake answered 1 allow human
+	wait_gone "[sent: allow]" && wait_for "APPROVAL NEEDED #2" &&
+		wait_for "deny-session (waiting for the launcher)" || return 1
+	fake answered 2 deny human
+	wait_gone "APPROVAL NEEDED"
+}
+
+case_no_colours_terminal()
+{
+	start_fake || return 1
+	start_pane "env -u NO_COLOR TERM=vt100 $DRIVER $SOCK" && wait_for "allow 2 deny 1" || return 1
+	wait_for "ALLOW" && wait_for "DENY"
 }
 
 # an answer stays on screen as sent until the launcher says "answered"
@@ -568,6 +599,8 @@ tcase "A sends allow-session" case_a
 tcase "B sends deny-session" case_b
 tcase "several asks queue visibly (N more waiting), answered in order" case_queue
 tcase "an ask answered elsewhere leaves the panel" case_answered_elsewhere
+tcase "an answer shows as sent until the launcher says answered; the next ask is up" case_sent_until_answered
+tcase "a terminal without colours (vt100) shows decisions as words" case_no_colours_terminal
 tcase "Tab without the agent's terminal: its output is on its own terminal" case_tab_attached
 tcase "Tab with the agent's terminal: its output, its size, keys go to it" case_tab_pty
 tcase "a resize gives the agent's terminal the panel's new size" case_pty_resize
