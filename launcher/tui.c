@@ -1256,12 +1256,6 @@ static void render(struct tui *t)
 	if (l.status >= 0)
 		draw_status(t, l.status);
 	attrset(A_NORMAL);
-	if (t->mode == MODE_FILTER && l.status >= 0) {
-		curs_set(1);
-		move(l.status, str_width(t->fedit, COLS) + 1 < COLS ? str_width(t->fedit, COLS) + 1 : COLS - 1);
-	} else {
-		curs_set(0);
-	}
 	refresh();
 	t->dirty = false;
 }

@@ -577,6 +577,15 @@ case_utf8()
 	wait_for "write /w/café/日本語.txt" || return 1
 }
 
+case_bad_terminal()
+{
+	start_fake --keep || return 1
+	start_pane "env TERM=no-such-terminal $DRIVER $SOCK; env -u TERM $DRIVER $SOCK" || return 1
+	wait_for "pane-done" || return 1
+	[ "$(capture | grep -c "tui-exit=1")" = 2 ] || fail "not 1 twice" || return 1
+	[ "$(capture | grep -c "airlock: cannot use the terminal")" = 2 ] || fail "no message"
+}
+
 case_sigterm()
 {
 	ready || return 1
@@ -615,6 +624,7 @@ tcase "resize keeps the layout; 20x5 does not crash" case_resize
 tcase "malformed lines are counted and ignored" case_malformed
 tcase "a line over the bound ends the TUI with 2" case_overlong
 tcase "SIGTERM restores the terminal" case_sigterm
+tcase "an unknown or missing TERM: 1, with a message" case_bad_terminal
 tcase "control characters in events are shown as ?, never sent to the terminal" case_hostile_text
 tcase "UTF-8 paths show in a UTF-8 locale" case_utf8
 
