@@ -103,6 +103,8 @@ struct proxy {
 	struct dns_table *dns;
 	uint64_t budget;
 	bool limited;
+	bool again; /* some relay stopped with bytes still moving: pump it without waiting */
+	struct relay_pool pool;
 	struct netaddr *host_addrs;
 	size_t nhost_addrs;
 	struct proxy_stats stats;
@@ -133,10 +135,12 @@ static void watch(struct proxy *p, int fd, uint32_t events, struct tag *t, bool 
 	t->events = events;
 }
 
-static uint32_t to_epoll(short poll_events)
-{
-	return (poll_events & POLLIN ? EPOLLIN : 0) | (poll_events & POLLOUT ? EPOLLOUT : 0);
-}
+/*
+ * A relaying socket is watched for everything, edge-triggered, from the
+ * start: relay_pump() reads each source until it is empty, so no
+ * epoll_ctl(2) is needed as directions fill, drain and end.
+ */
+#define RELAY_EVENTS (EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLET)
 
 /* ---- ending a connection ---------------------------------------------------------------- */
 
@@ -219,6 +223,7 @@ static void refuse(struct conn *c, const char *why)
 
 static void start_relay(struct conn *c);
 static bool send_all(int fd, const void *buf, size_t len);
+static void pump(struct conn *c);
 
 /* True when rule is a network rule whose destination is an address or address range. */
 static bool rule_names_address(const struct policy_image *img, int32_t rule)
@@ -269,7 +274,8 @@ static void connect_next(struct conn *c)
 			continue;
 		if (connect(c->ufd, ai->ai_addr, ai->ai_addrlen) == 0 || errno == EINPROGRESS) {
 			c->st = CS_CONNECTING;
-			watch(c->p, c->ufd, EPOLLOUT, &c->utag, true);
+			c->utag.events = 0;
+			watch(c->p, c->ufd, RELAY_EVENTS, &c->utag, true); /* EPOLLOUT: connected */
 			return;
 		}
 		close(c->ufd);
@@ -681,7 +687,8 @@ static void start_relay(struct conn *c)
 		ok = send_all(c->ufd, c->prefix, (size_t)c->prefix_len);
 	if (ok && c->len > c->forward_from)
 		ok = send_all(c->ufd, c->buf + c->forward_from, c->len - c->forward_from);
-	if (!ok || relay_init(&c->relay, c->cfd, c->ufd, c->p->limited ? &c->p->budget : NULL) != 0) {
+	if (!ok || relay_init(&c->relay, c->cfd, c->ufd, c->p->limited ? &c->p->budget : NULL,
+			      &c->p->pool) != 0) {
 		c->why = "the connection failed while starting";
 		finish(c);
 		return;
@@ -689,15 +696,24 @@ static void start_relay(struct conn *c)
 	c->relaying = true;
 	c->relay.side[RELAY_UP].bytes += early; /* what went up before the relay counts too */
 	c->st = CS_RELAY;
-	watch(c->p, c->cfd, to_epoll(relay_want(&c->relay, c->cfd)), &c->ctag, false);
-	watch(c->p, c->ufd, to_epoll(relay_want(&c->relay, c->ufd)), &c->utag, false);
+	watch(c->p, c->cfd, RELAY_EVENTS, &c->ctag, false);
+	/* what arrived while connecting raised edges nobody took: move it now */
+	pump(c);
 }
 
-static void upstream_ready(struct conn *c)
+/*
+ * The connect ended.  A pending socket error always shows as EPOLLERR, so
+ * without EPOLLERR or EPOLLHUP it succeeded and getsockopt(SO_ERROR) would
+ * say 0: only the other case asks.
+ */
+static void upstream_ready(struct conn *c, uint32_t ev)
 {
 	int e = 0;
 	socklen_t el = sizeof e;
-	if (getsockopt(c->ufd, SOL_SOCKET, SO_ERROR, &e, &el) != 0 || e != 0) {
+	if (!(ev & (EPOLLOUT | EPOLLERR | EPOLLHUP)))
+		return; /* still connecting */
+	if ((ev & (EPOLLERR | EPOLLHUP)) &&
+	    (getsockopt(c->ufd, SOL_SOCKET, SO_ERROR, &e, &el) != 0 || e != 0 || !(ev & EPOLLOUT))) {
 		epoll_ctl(c->p->ep, EPOLL_CTL_DEL, c->ufd, NULL);
 		close(c->ufd);
 		c->ufd = -1;
@@ -716,8 +732,7 @@ static void pump(struct conn *c)
 	enum relay_state s = relay_pump(&c->relay);
 	c->last_ms = now_ms();
 	if (s == RELAY_RUNNING) {
-		watch(c->p, c->cfd, to_epoll(relay_want(&c->relay, c->cfd)), &c->ctag, false);
-		watch(c->p, c->ufd, to_epoll(relay_want(&c->relay, c->ufd)), &c->utag, false);
+		c->p->again |= c->relay.again;
 		return;
 	}
 	if (s == RELAY_OVER_BUDGET)
@@ -752,8 +767,9 @@ static void accept_conn(struct proxy *p, struct lsn *ls)
 		c->next = p->conns;
 		p->conns = c;
 		p->stats.connections++;
-		watch(p, fd, EPOLLIN, &c->ctag, true);
-		if (c->role == PROXY_TRANSPARENT) {
+		if (c->role != PROXY_TRANSPARENT)
+			watch(p, fd, EPOLLIN, &c->ctag, true);
+		else {
 			/* every address is local in the sandbox: where it connected is where it goes */
 			struct netaddr a;
 			if (getsockname(fd, (struct sockaddr *)&dst, &dlen) != 0 ||
@@ -764,8 +780,13 @@ static void accept_conn(struct proxy *p, struct lsn *ls)
 			c->port = dst.ss_family == AF_INET ? ntohs(((struct sockaddr_in *)&dst)->sin_port)
 							   : ntohs(((struct sockaddr_in6 *)&dst)->sin6_port);
 			addr_format(&a, c->host, sizeof c->host);
-			if (c->port != 80 && c->port != 443)
-				decide(c); /* nothing to peek at: decide on the address now */
+			if (c->port == 80 || c->port == 443) {
+				watch(p, fd, EPOLLIN, &c->ctag, true);
+			} else {
+				/* nothing to peek at: decide on the address now, and watch as a relay will */
+				watch(p, fd, RELAY_EVENTS, &c->ctag, true);
+				decide(c);
+			}
 		}
 	}
 }
@@ -817,10 +838,10 @@ static void client_event(struct conn *c, uint32_t ev)
 		pump(c);
 }
 
-static void upstream_event(struct conn *c)
+static void upstream_event(struct conn *c, uint32_t ev)
 {
 	if (c->st == CS_CONNECTING)
-		upstream_ready(c);
+		upstream_ready(c, ev);
 	else if (c->st == CS_RELAY)
 		pump(c);
 }
@@ -883,11 +904,20 @@ int proxy_dispatch(struct proxy *p)
 			client_event(t->ptr, evs[i].events);
 			break;
 		case TAG_UPSTREAM:
-			upstream_event(t->ptr);
+			upstream_event(t->ptr, evs[i].events);
 			break;
 		case TAG_RESOLVER:
 			resolved(p);
 			break;
+		}
+	}
+	if (p->again) {
+		/* relays that stopped for fairness with bytes still moving: no edge will come for those */
+		p->again = false;
+		for (struct conn *c = p->conns, *next; c; c = next) {
+			next = c->next; /* pump() frees at most c itself */
+			if (c->st == CS_RELAY && c->relay.again)
+				pump(c);
 		}
 	}
 	expire(p);
@@ -901,6 +931,8 @@ int proxy_fd(const struct proxy *p)
 
 int proxy_timeout_ms(const struct proxy *p)
 {
+	if (p->again)
+		return 0;
 	return p->conns ? 1000 : -1;
 }
 
@@ -957,6 +989,7 @@ void proxy_free(struct proxy *p)
 		else
 			refuse(c, "the session ended");
 	}
+	relay_pool_clear(&p->pool);
 	if (p->ep >= 0)
 		close(p->ep);
 	/*

@@ -26,18 +26,33 @@ static int dst_of(const struct relay *r, enum relay_dir d)
 	return d == RELAY_UP ? r->upstream : r->client;
 }
 
-int relay_init(struct relay *r, int client, int upstream, uint64_t *budget)
+/* A pipe from the pool, or a new one grown to PIPE_ROOM.  0 or -errno. */
+static int pipe_get(struct relay_pool *pool, int fds[2])
 {
-	*r = (struct relay){ .client = client, .upstream = upstream, .budget = budget };
+	if (pool && pool->n) {
+		pool->n--;
+		fds[0] = pool->pipes[pool->n][0];
+		fds[1] = pool->pipes[pool->n][1];
+		return 0;
+	}
+	if (pipe2(fds, O_NONBLOCK | O_CLOEXEC) != 0)
+		return -errno;
+	/* a bigger pipe moves more per splice: fewer wake-ups on bulk transfers */
+	(void)fcntl(fds[1], F_SETPIPE_SZ, (int)PIPE_ROOM);
+	return 0;
+}
+
+int relay_init(struct relay *r, int client, int upstream, uint64_t *budget,
+	       struct relay_pool *pool)
+{
+	*r = (struct relay){ .pool = pool, .client = client, .upstream = upstream, .budget = budget };
 	for (int d = 0; d < 2; d++) {
 		r->side[d].pipe[0] = r->side[d].pipe[1] = -1;
-		if (pipe2(r->side[d].pipe, O_NONBLOCK | O_CLOEXEC) != 0) {
-			int e = -errno;
+		int e = pipe_get(pool, r->side[d].pipe);
+		if (e < 0) {
 			relay_free(r);
 			return e;
 		}
-		/* a bigger pipe moves more per splice: fewer wake-ups on bulk transfers */
-		(void)fcntl(r->side[d].pipe[1], F_SETPIPE_SZ, (int)PIPE_ROOM);
 	}
 	return 0;
 }
@@ -46,9 +61,16 @@ int relay_init(struct relay *r, int client, int upstream, uint64_t *budget)
 static int drain(struct relay *r, enum relay_dir d)
 {
 	struct relay_side *s = &r->side[d];
+	/*
+	 * With the end-of-file already read, the FIN follows these bytes: "more
+	 * to come" holds the last partial segment back until shutdown(2) below
+	 * sends it with the FIN — one segment, and the peer sees the data and
+	 * the end together.
+	 */
+	unsigned more = s->eof ? SPLICE_F_MORE : 0;
 	while (s->in_pipe) {
 		ssize_t n = splice(s->pipe[0], NULL, dst_of(r, d), NULL, s->in_pipe,
-				   SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
+				   SPLICE_F_MOVE | SPLICE_F_NONBLOCK | more);
 		if (n > 0) {
 			s->in_pipe -= (size_t)n;
 			s->bytes += (uint64_t)n;
@@ -70,6 +92,8 @@ static ssize_t fill(struct relay *r, enum relay_dir d)
 {
 	struct relay_side *s = &r->side[d];
 	size_t room = PIPE_ROOM - s->in_pipe;
+	if (s->err)
+		return -s->err;
 	if (s->eof || room == 0)
 		return 0;
 	if (d == RELAY_UP && r->budget) {
@@ -80,20 +104,38 @@ static ssize_t fill(struct relay *r, enum relay_dir d)
 		if (room > *r->budget)
 			room = (size_t)*r->budget;
 	}
-	ssize_t n;
-	do
-		n = splice(src_of(r, d), NULL, s->pipe[1], NULL, room, SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
-	while (n < 0 && errno == EINTR);
-	if (n == 0) {
-		s->eof = true;
-		return 0;
+	ssize_t n, total = 0;
+	/*
+	 * Until the source is empty, not just once: an end-of-file queued behind
+	 * the data is then seen before the data goes out, and the FIN follows it
+	 * at once.  Otherwise a peer that reads the data and closes at once
+	 * closes first — and its end, the sandbox's, keeps the port in TIME-WAIT.
+	 */
+	for (;;) {
+		n = splice(src_of(r, d), NULL, s->pipe[1], NULL, room,
+			   SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n == 0) {
+			s->eof = true;
+			return total;
+		}
+		if (n < 0 && errno == EAGAIN)
+			return total;
+		if (n < 0) {
+			if (!total)
+				return -errno;
+			s->err = errno; /* the bytes before it go out first */
+			return total;
+		}
+		s->in_pipe += (size_t)n;
+		total += n;
+		room -= (size_t)n;
+		if (d == RELAY_UP && r->budget)
+			*r->budget -= (uint64_t)n;
+		if (room == 0) /* the pipe is full, or (up) the budget spent */
+			return total;
 	}
-	if (n < 0)
-		return errno == EAGAIN ? 0 : -errno;
-	s->in_pipe += (size_t)n;
-	if (d == RELAY_UP && r->budget)
-		*r->budget -= (uint64_t)n;
-	return n;
 }
 
 static bool finished(const struct relay *r)
@@ -103,29 +145,32 @@ static bool finished(const struct relay *r)
 
 enum relay_state relay_pump(struct relay *r)
 {
+	r->again = false;
 	for (int round = 0; round < ROUNDS; round++) {
 		bool moved = false;
 		for (int d = 0; d < 2; d++) {
-			size_t before = r->side[d].in_pipe;
+			struct relay_side *s = &r->side[d];
+			size_t before = s->in_pipe;
+			bool was_eof = s->eof, was_shut = s->shut;
 			int e = drain(r, (enum relay_dir)d);
 			ssize_t n = e < 0 ? e : fill(r, (enum relay_dir)d);
+			/* new bytes, or an end-of-file just read: out now (no event will come again for them) */
+			if (n >= 0 && (n > 0 || s->eof != was_eof))
+				n = (e = drain(r, (enum relay_dir)d)) < 0 ? e : n;
 			if (n < 0) {
 				r->error = (int)-n;
 				return RELAY_FAILED;
 			}
-			moved |= n > 0 || r->side[d].in_pipe != before;
-			if (n > 0 && drain(r, (enum relay_dir)d) < 0) {
-				r->error = errno;
-				return RELAY_FAILED;
-			}
+			moved |= n > 0 || s->in_pipe != before || s->eof != was_eof || s->shut != was_shut;
 		}
 		if (r->over_budget)
 			return RELAY_OVER_BUDGET;
 		if (finished(r))
 			return RELAY_DONE;
 		if (!moved)
-			break;
+			return RELAY_RUNNING;
 	}
+	r->again = true; /* still moving: the sources may hold more, and no new event will say so */
 	return RELAY_RUNNING;
 }
 
@@ -145,10 +190,30 @@ short relay_want(const struct relay *r, int fd)
 
 void relay_free(struct relay *r)
 {
-	for (int d = 0; d < 2; d++)
-		for (int k = 0; k < 2; k++)
-			if (r->side[d].pipe[k] >= 0) {
-				close(r->side[d].pipe[k]);
-				r->side[d].pipe[k] = -1;
-			}
+	for (int d = 0; d < 2; d++) {
+		struct relay_side *s = &r->side[d];
+		if (s->pipe[0] < 0)
+			continue;
+		/* empty: every byte spliced in was spliced out (in_pipe counts exactly what splice(2) said) */
+		if (r->pool && s->in_pipe == 0 && r->pool->n < RELAY_POOL_MAX) {
+			r->pool->pipes[r->pool->n][0] = s->pipe[0];
+			r->pool->pipes[r->pool->n][1] = s->pipe[1];
+			r->pool->n++;
+		} else {
+			close(s->pipe[0]);
+			close(s->pipe[1]);
+		}
+		s->pipe[0] = s->pipe[1] = -1;
+	}
+}
+
+void relay_pool_clear(struct relay_pool *pool)
+{
+	if (!pool)
+		return;
+	while (pool->n) {
+		pool->n--;
+		close(pool->pipes[pool->n][0]);
+		close(pool->pipes[pool->n][1]);
+	}
 }

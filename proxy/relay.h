@@ -27,16 +27,32 @@ struct relay_side {
 	size_t in_pipe;     /* bytes spliced in and not yet out */
 	bool eof;           /* the source said end-of-file */
 	bool shut;          /* the end-of-file was passed on */
+	int err;            /* an error read behind data still in the pipe: reported next */
 	uint64_t bytes;     /* delivered to the destination */
 };
 
+/*
+ * Empty pipes kept for the next relay: making one costs pipe2(2), growing it
+ * fcntl(2) and dropping it two close(2)s — per direction, per connection.  A
+ * pipe goes back only when the relay knows it empty (every byte spliced in
+ * was spliced out), so no connection ever sees another's bytes.  Used by one
+ * thread, like the relays that share it.
+ */
+#define RELAY_POOL_MAX 64
+struct relay_pool {
+	int pipes[RELAY_POOL_MAX][2];
+	size_t n;
+};
+
 struct relay {
+	struct relay_pool *pool; /* borrowed; NULL: pipes are made and closed each time */
 	int client;   /* borrowed */
 	int upstream; /* borrowed */
 	struct relay_side side[2];
 	uint64_t *budget; /* borrowed: bytes still allowed up, shared by a session; NULL: none */
 	bool over_budget;
 	int error;    /* first errno that ended the relay, 0 when none */
+	bool again;   /* relay_pump() stopped with bytes still moving: pump again without waiting for an event */
 };
 
 /* What relay_pump() reports. */
@@ -49,11 +65,18 @@ enum relay_state {
 
 /*
  * Sets up r for client and upstream (both non-blocking; borrowed, never
- * closed by the relay).  budget may be NULL.  Returns 0 or -errno (pipe2).
+ * closed by the relay).  budget may be NULL; pool may be NULL.  Returns 0
+ * or -errno (pipe2).
  */
-int relay_init(struct relay *r, int client, int upstream, uint64_t *budget);
+int relay_init(struct relay *r, int client, int upstream, uint64_t *budget,
+	       struct relay_pool *pool);
 
-/* Moves what can move now without blocking, in both directions. */
+/*
+ * Moves what can move now without blocking, in both directions: each source
+ * is read until it has nothing more (or the pipe is full), so an owner may
+ * wait for edge-triggered events — except when r->again says the pump
+ * stopped for fairness with bytes still moving: then call it again soon.
+ */
 enum relay_state relay_pump(struct relay *r);
 
 /*
@@ -62,7 +85,10 @@ enum relay_state relay_pump(struct relay *r);
  */
 short relay_want(const struct relay *r, int fd);
 
-/* Closes the pipes.  The sockets stay the owner's. */
+/* Gives the pipes back to the pool when empty, else closes them.  The sockets stay the owner's. */
 void relay_free(struct relay *r);
+
+/* Closes every pipe the pool keeps.  Accepts NULL. */
+void relay_pool_clear(struct relay_pool *pool);
 
 #endif

@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <sys/epoll.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -115,7 +116,7 @@ static void test_both_ways_with_eof(void **state)
 	struct rig g;
 	struct relay r;
 	rig_up(&g);
-	assert_int_equal(relay_init(&r, g.client, g.upstream, NULL), 0);
+	assert_int_equal(relay_init(&r, g.client, g.upstream, NULL, NULL), 0);
 	struct end a = { .fd = g.agent, .to_send = 3u << 20, .seed_out = 1, .seed_in = 7 };
 	struct end s = { .fd = g.server, .to_send = 5u << 20, .seed_out = 7, .seed_in = 1 };
 	assert_int_equal(run(&r, &a, &s, &g), RELAY_DONE);
@@ -130,13 +131,55 @@ static void test_both_ways_with_eof(void **state)
 	rig_down(&g);
 }
 
+/*
+ * As the proxy drives it: edge-triggered epoll on both sockets, registered
+ * once, and a pump only on an event or when the relay says "again".  A lost
+ * edge stalls the transfer and fails the test.
+ */
+static void test_edge_triggered_both_ways(void **state)
+{
+	(void)state;
+	struct rig g;
+	struct relay r;
+	rig_up(&g);
+	assert_int_equal(relay_init(&r, g.client, g.upstream, NULL, NULL), 0);
+	int ep = epoll_create1(EPOLL_CLOEXEC);
+	assert_true(ep >= 0);
+	int fds[2] = { g.client, g.upstream };
+	for (int i = 0; i < 2; i++) {
+		struct epoll_event ev = { .events = EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLET };
+		assert_int_equal(epoll_ctl(ep, EPOLL_CTL_ADD, fds[i], &ev), 0);
+	}
+	struct end a = { .fd = g.agent, .to_send = 9u << 20, .seed_out = 2, .seed_in = 4 };
+	struct end s = { .fd = g.server, .to_send = 6u << 20, .seed_out = 4, .seed_in = 2 };
+	enum relay_state st = RELAY_RUNNING;
+	for (int i = 0; i < 100000 && st == RELAY_RUNNING; i++) {
+		struct epoll_event evs[2];
+		int n = epoll_wait(ep, evs, 2, r.again ? 0 : 1);
+		end_io(&a);
+		end_io(&s);
+		if (n > 0 || r.again)
+			st = relay_pump(&r);
+	}
+	end_io(&a);
+	end_io(&s);
+	assert_int_equal(st, RELAY_DONE);
+	assert_false(a.bad || s.bad);
+	assert_int_equal(s.got, 9u << 20);
+	assert_int_equal(a.got, 6u << 20);
+	assert_true(a.eof && s.eof);
+	close(ep);
+	relay_free(&r);
+	rig_down(&g);
+}
+
 static void test_half_close_keeps_the_other_way(void **state)
 {
 	(void)state;
 	struct rig g;
 	struct relay r;
 	rig_up(&g);
-	assert_int_equal(relay_init(&r, g.client, g.upstream, NULL), 0);
+	assert_int_equal(relay_init(&r, g.client, g.upstream, NULL, NULL), 0);
 	/* the agent sends nothing and closes its side first; the server still answers */
 	struct end a = { .fd = g.agent, .to_send = 0, .seed_in = 3 };
 	struct end s = { .fd = g.server, .to_send = 100000, .seed_out = 3 };
@@ -154,7 +197,7 @@ static void test_budget_stops_egress(void **state)
 	struct relay r;
 	uint64_t budget = 10000;
 	rig_up(&g);
-	assert_int_equal(relay_init(&r, g.client, g.upstream, &budget), 0);
+	assert_int_equal(relay_init(&r, g.client, g.upstream, &budget, NULL), 0);
 	struct end a = { .fd = g.agent, .to_send = 1u << 20, .seed_out = 9 };
 	struct end s = { .fd = g.server, .to_send = 0, .seed_in = 9 };
 	assert_int_equal(run(&r, &a, &s, &g), RELAY_OVER_BUDGET);
@@ -172,7 +215,7 @@ static void test_reset_is_an_error_or_end(void **state)
 	struct rig g;
 	struct relay r;
 	rig_up(&g);
-	assert_int_equal(relay_init(&r, g.client, g.upstream, NULL), 0);
+	assert_int_equal(relay_init(&r, g.client, g.upstream, NULL, NULL), 0);
 	struct linger lg = { 1, 0 };
 	setsockopt(g.server, SOL_SOCKET, SO_LINGER, &lg, sizeof lg);
 	close(g.server); /* RST */
@@ -194,13 +237,85 @@ static void test_reset_is_an_error_or_end(void **state)
 	rig_down(&g);
 }
 
+/* Empty pipes go back to the pool and serve the next relay; the bytes of one never reach another. */
+static void test_pool_reuses_only_empty_pipes(void **state)
+{
+	(void)state;
+	struct relay_pool pool = { .n = 0 };
+	for (int round = 0; round < 3; round++) {
+		struct rig g;
+		struct relay r;
+		rig_up(&g);
+		assert_int_equal(relay_init(&r, g.client, g.upstream, NULL, &pool), 0);
+		assert_int_equal(pool.n, 0); /* from the second round on, both came from the pool */
+		struct end a = { .fd = g.agent, .to_send = 200000u + (size_t)round, .seed_out = 5,
+				 .seed_in = 11 };
+		struct end s = { .fd = g.server, .to_send = 300000u + (size_t)round, .seed_out = 11,
+				 .seed_in = 5 };
+		assert_int_equal(run(&r, &a, &s, &g), RELAY_DONE);
+		assert_false(a.bad);
+		assert_false(s.bad);
+		assert_int_equal(s.got, 200000u + (size_t)round);
+		assert_int_equal(a.got, 300000u + (size_t)round);
+		relay_free(&r);
+		assert_int_equal(pool.n, 2);
+		rig_down(&g);
+	}
+	/* a pipe still holding bytes is closed, never pooled */
+	struct rig g;
+	struct relay r;
+	rig_up(&g);
+	assert_int_equal(relay_init(&r, g.client, g.upstream, NULL, &pool), 0);
+	assert_int_equal(write(r.side[RELAY_UP].pipe[1], "left", 4), 4);
+	r.side[RELAY_UP].in_pipe = 4;
+	relay_free(&r);
+	assert_int_equal(pool.n, 1);
+	int kept = pool.pipes[0][0];
+	relay_pool_clear(&pool);
+	assert_int_equal(pool.n, 0);
+	assert_int_equal(fcntl(kept, F_GETFD), -1); /* closed */
+	rig_down(&g);
+}
+
+/* Data and the end-of-file behind it arrive together: the reader sees both. */
+static void test_eof_follows_data(void **state)
+{
+	(void)state;
+	struct rig g;
+	struct relay r;
+	rig_up(&g);
+	assert_int_equal(relay_init(&r, g.client, g.upstream, NULL, NULL), 0);
+	assert_int_equal(write(g.server, "x", 1), 1);
+	shutdown(g.server, SHUT_WR);
+	struct pollfd p = { g.upstream, POLLIN | POLLRDHUP, 0 };
+	for (int i = 0; i < 100; i++) { /* both the byte and the FIN have reached the proxy's socket */
+		poll(&p, 1, 100);
+		if (p.revents & POLLRDHUP)
+			break;
+	}
+	enum relay_state st = relay_pump(&r);
+	assert_int_equal(st, RELAY_RUNNING); /* the agent has not closed its side */
+	assert_true(r.side[RELAY_DOWN].eof && r.side[RELAY_DOWN].shut);
+	assert_false(r.again);
+	char buf[4];
+	struct pollfd q = { g.agent, POLLIN, 0 };
+	poll(&q, 1, 1000);
+	assert_int_equal(read(g.agent, buf, sizeof buf), 1);
+	assert_int_equal(read(g.agent, buf, sizeof buf), 0);
+	relay_free(&r);
+	rig_down(&g);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_both_ways_with_eof),
+		cmocka_unit_test(test_edge_triggered_both_ways),
 		cmocka_unit_test(test_half_close_keeps_the_other_way),
 		cmocka_unit_test(test_budget_stops_egress),
 		cmocka_unit_test(test_reset_is_an_error_or_end),
+		cmocka_unit_test(test_pool_reuses_only_empty_pipes),
+		cmocka_unit_test(test_eof_follows_data),
 	};
 	return cmocka_run_group_tests_name("proxy relay", tests, NULL, NULL);
 }
