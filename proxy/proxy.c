@@ -424,8 +424,8 @@ static void peek_tls(struct conn *c)
 		refuse(c, "not a TLS ClientHello on port 443");
 		return;
 	}
-	c->st = CS_SNIFF; /* until connected: no more reading */
-	watch(c->p, c->cfd, 0, &c->ctag, false);
+	c->st = CS_SNIFF; /* until connected: no more reading (resolve or connect_literal moves on at once) */
+	watch(c->p, c->cfd, RELAY_EVENTS, &c->ctag, false);
 	if (c->is_addr)
 		connect_literal(c);
 	else
@@ -441,6 +441,12 @@ static void go(struct conn *c)
 	}
 	if (tls_gate(c))
 		return;
+	/*
+	 * Watched as a relay from now on: edge-triggered, what the client sends
+	 * while its destination is resolved and connected raises no event over
+	 * and over; start_relay() moves it.
+	 */
+	watch(c->p, c->cfd, RELAY_EVENTS, &c->ctag, false);
 	if (c->is_addr)
 		connect_literal(c);
 	else
