@@ -110,67 +110,66 @@ static enum relay_state run(struct relay *r, struct end *a, struct end *s, struc
 	return st;
 }
 
-static void test_both_ways_with_eof(void **state)
-{
-	(void)state;
-	struct rig g;
-	struct relay r;
-	rig_up(&g);
-	assert_int_equal(relay_init(&r, g.client, g.upstream, NULL, NULL), 0);
-	struct end a = { .fd = g.agent, .to_send = 3u << 20, .seed_out = 1, .seed_in = 7 };
-	struct end s = { .fd = g.server, .to_send = 5u << 20, .seed_out = 7, .seed_in = 1 };
-	assert_int_equal(run(&r, &a, &s, &g), RELAY_DONE);
-	assert_false(a.bad);
-	assert_false(s.bad);
-	assert_int_equal(s.got, 3u << 20);
-	assert_int_equal(a.got, 5u << 20);
-	assert_true(a.eof && s.eof);
-	assert_int_equal(r.side[RELAY_UP].bytes, 3u << 20);
-	assert_int_equal(r.side[RELAY_DOWN].bytes, 5u << 20);
-	relay_free(&r);
-	rig_down(&g);
-}
-
 /*
- * As the proxy drives it: edge-triggered epoll on both sockets, registered
- * once, and a pump only on an event or when the relay says "again".  A lost
- * edge stalls the transfer and fails the test.
+ * As the proxy drives it: edge-triggered epoll on both relay sockets,
+ * registered once, and a pump only on an event or when the relay says
+ * "again".  A lost edge stalls the transfer and fails the test.
  */
-static void test_edge_triggered_both_ways(void **state)
+static enum relay_state run_edge(struct relay *r, struct end *a, struct end *s, struct rig *g)
 {
-	(void)state;
-	struct rig g;
-	struct relay r;
-	rig_up(&g);
-	assert_int_equal(relay_init(&r, g.client, g.upstream, NULL, NULL), 0);
+	enum relay_state st = RELAY_RUNNING;
 	int ep = epoll_create1(EPOLL_CLOEXEC);
 	assert_true(ep >= 0);
-	int fds[2] = { g.client, g.upstream };
+	int fds[2] = { g->client, g->upstream };
 	for (int i = 0; i < 2; i++) {
 		struct epoll_event ev = { .events = EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLET };
 		assert_int_equal(epoll_ctl(ep, EPOLL_CTL_ADD, fds[i], &ev), 0);
 	}
-	struct end a = { .fd = g.agent, .to_send = 9u << 20, .seed_out = 2, .seed_in = 4 };
-	struct end s = { .fd = g.server, .to_send = 6u << 20, .seed_out = 4, .seed_in = 2 };
-	enum relay_state st = RELAY_RUNNING;
 	for (int i = 0; i < 100000 && st == RELAY_RUNNING; i++) {
 		struct epoll_event evs[2];
-		int n = epoll_wait(ep, evs, 2, r.again ? 0 : 1);
-		end_io(&a);
-		end_io(&s);
-		if (n > 0 || r.again)
-			st = relay_pump(&r);
+		int n = epoll_wait(ep, evs, 2, r->again ? 0 : 1);
+		end_io(a);
+		end_io(s);
+		if (n > 0 || r->again)
+			st = relay_pump(r);
 	}
-	end_io(&a);
-	end_io(&s);
-	assert_int_equal(st, RELAY_DONE);
-	assert_false(a.bad || s.bad);
-	assert_int_equal(s.got, 9u << 20);
-	assert_int_equal(a.got, 6u << 20);
-	assert_true(a.eof && s.eof);
+	end_io(a);
+	end_io(s);
 	close(ep);
+	return st;
+}
+
+/* up bytes from the agent, down bytes from the server, both ends closing: all of it arrives, then the end. */
+static void both_ways(bool edge, size_t up, size_t down)
+{
+	struct rig g;
+	struct relay r;
+	rig_up(&g);
+	assert_int_equal(relay_init(&r, g.client, g.upstream, NULL, NULL), 0);
+	struct end a = { .fd = g.agent, .to_send = up, .seed_out = 1, .seed_in = 7 };
+	struct end s = { .fd = g.server, .to_send = down, .seed_out = 7, .seed_in = 1 };
+	assert_int_equal(edge ? run_edge(&r, &a, &s, &g) : run(&r, &a, &s, &g), RELAY_DONE);
+	assert_false(a.bad);
+	assert_false(s.bad);
+	assert_int_equal(s.got, up);
+	assert_int_equal(a.got, down);
+	assert_true(a.eof && s.eof);
+	assert_int_equal(r.side[RELAY_UP].bytes, up);
+	assert_int_equal(r.side[RELAY_DOWN].bytes, down);
 	relay_free(&r);
 	rig_down(&g);
+}
+
+static void test_both_ways_with_eof(void **state)
+{
+	(void)state;
+	both_ways(false, 3u << 20, 5u << 20);
+}
+
+static void test_edge_triggered_both_ways(void **state)
+{
+	(void)state;
+	both_ways(true, 9u << 20, 6u << 20);
 }
 
 static void test_half_close_keeps_the_other_way(void **state)
