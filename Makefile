@@ -59,7 +59,7 @@ FUZZ_BINS := $(FUZZ_SRCS:tests/fuzz/%.c=$(BUILD)/fuzz/%)
 BENCH_SRCS := $(wildcard tests/bench/*_bench.c)
 BENCH_BINS := $(BENCH_SRCS:tests/bench/%.c=$(BUILD)/bench/%)
 
-.PHONY: all deps check unit-tests run-unit cli-tests shim-tests run-tests proxy-tests check-asan fuzz fuzz-smoke bench demo clean
+.PHONY: all deps check unit-tests run-unit cli-tests shim-tests run-tests proxy-tests tui-tests check-asan fuzz fuzz-smoke bench demo clean
 
 all: $(BUILD)/airlock $(BUILD)/libairlock-policy.a $(BUILD)/airlock-preload.so \
 	$(BUILD)/libairlock-proxy.a
@@ -156,8 +156,14 @@ shim-tests: all unit-tests
 	@tests/shim/run.sh $(BUILD)
 	@tests/shim/cpython.sh $(BUILD)
 
+# The approval TUI in tmux: against a fake session, then real `airlock run` and `attach`.
+tui-tests: all
+	@tests/tui/run.sh $(BUILD)
+
+# The unit tests, and the TUI against the fake session, under ASan+UBSan.
 check-asan:
-	@$(MAKE) --no-print-directory BUILD=build/asan SAN=1 OPT=-O1 run-unit
+	@$(MAKE) --no-print-directory BUILD=build/asan SAN=1 OPT=-O1 run-unit build/asan/launcher/tui.o
+	@NO_REAL=1 tests/tui/run.sh build/asan
 
 check: deps
 	@$(MAKE) --no-print-directory all unit-tests
@@ -166,6 +172,7 @@ check: deps
 	@$(MAKE) --no-print-directory shim-tests
 	@$(MAKE) --no-print-directory run-tests
 	@$(MAKE) --no-print-directory proxy-tests
+	@$(MAKE) --no-print-directory tui-tests
 	@$(MAKE) --no-print-directory check-asan
 	@$(MAKE) --no-print-directory fuzz-smoke
 	@echo "make check: all tests passed"

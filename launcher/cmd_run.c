@@ -104,6 +104,7 @@ struct run {
 	int sigfd;
 	pid_t child;
 	pid_t agent; /* the agent's pid seen from here (inside bwrap's pid namespace), 0 until known */
+	pid_t init;  /* bwrap's init (the pid namespace's pid 1) seen from here, 0 until known */
 	int info_fd; /* read end of bwrap --info-fd, -1 when done */
 	char info[512];
 	size_t info_len;
@@ -750,7 +751,25 @@ static int spawn(struct run *r, const sigset_t *old)
 	return ret;
 }
 
-/* Reads bwrap's info JSON; once complete, finds the agent: the only child of the sandbox's init. */
+/*
+ * The agent: the only child of the sandbox's init (bwrap's pid 1, which
+ * ignores what it does not handle).  The info can come before init has
+ * forked it: then, until it shows, init itself.
+ */
+static void find_agent(struct run *r)
+{
+	char path[64], buf[64];
+	if (r->init <= 0 || (r->agent > 0 && r->agent != r->init))
+		return;
+	snprintf(path, sizeof path, "/proc/%d/task/%d/children", (int)r->init, (int)r->init);
+	FILE *f = fopen(path, "re");
+	long child = f && fgets(buf, sizeof buf, f) ? strtol(buf, NULL, 10) : 0;
+	if (f)
+		fclose(f);
+	r->agent = child > 0 ? (pid_t)child : r->init;
+}
+
+/* Reads bwrap's info JSON; once complete, finds the agent. */
 static void read_info(struct run *r)
 {
 	ssize_t n = read(r->info_fd, r->info + r->info_len, sizeof r->info - 1 - r->info_len);
@@ -764,21 +783,14 @@ static void read_info(struct run *r)
 	r->info_fd = -1;
 	r->info[r->info_len] = '\0';
 	const char *p = strstr(r->info, "\"child-pid\"");
-	long init = p ? strtol(p + strcspn(p, "0123456789"), NULL, 10) : 0;
-	char path[64], buf[64];
-	snprintf(path, sizeof path, "/proc/%ld/task/%ld/children", init, init);
-	FILE *f = init > 0 ? fopen(path, "re") : NULL;
-	if (f && fgets(buf, sizeof buf, f))
-		r->agent = (pid_t)strtol(buf, NULL, 10);
-	if (f)
-		fclose(f);
-	if (r->agent <= 0)
-		r->agent = (pid_t)init; /* bwrap without a pid namespace init */
+	r->init = p ? (pid_t)strtol(p + strcspn(p, "0123456789"), NULL, 10) : 0;
+	find_agent(r);
 }
 
 /* SIGINT / SIGTERM / SIGHUP / SIGQUIT go to the agent's process group, as a shell's would. */
 static void forward(struct run *r, int sig)
 {
+	find_agent(r);
 	if (r->agent > 0) {
 		kill(-r->agent, sig);
 		kill(r->agent, sig);

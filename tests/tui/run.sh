@@ -15,7 +15,9 @@
 #
 # A sanitizer build (make SAN=1 BUILD=DIR) is detected: the driver then links ASan+UBSan and a
 # last case asserts that they reported nothing.
-# Environment: KEEP_TMP=1 keeps the scratch directory; WAIT (s) bounds one wait (default 10).
+# The last cases run the real BUILD_DIR/airlock (run with the TUI, run --headless + attach).
+# Environment: KEEP_TMP=1 keeps the scratch directory; WAIT (s) bounds one wait (default 10);
+# NO_REAL=1 skips the real-session cases.
 # Exits 1 when any case fails; skips everything (loudly) when tmux or python3 is missing.
 set -u
 
@@ -630,6 +632,166 @@ tcase "SIGTERM restores the terminal" case_sigterm
 tcase "an unknown or missing TERM: 1, with a message" case_bad_terminal
 tcase "control characters in events are shown as ?, never sent to the terminal" case_hostile_text
 tcase "UTF-8 paths show in a UTF-8 locale" case_utf8
+
+# ---- real sessions: build/airlock run and attach, in a scratch workspace -------------------
+
+RWS=$T/ws
+mkdir -p "$RWS/asked"
+cat >"$T/ask.yaml" <<'EOF'
+version: 1
+default: {exec: allow, read: allow, write: allow, connect: deny}
+ask:
+  - file: { path: "./asked/**", action: write }
+    reason: writes under asked/ wait for a human
+EOF
+
+# need_real: the real launcher and a sandbox it can build here, else a skip.
+need_real()
+{
+	[ -z "${NO_REAL:-}" ] || { skip "NO_REAL is set (the sanitizer run covers the TUI alone)"; return; }
+	[ -x "$BUILD/airlock" ] || { skip "$BUILD/airlock is not built"; return; }
+	if [ -z "${REAL_OK:-}" ]; then
+		if (cd "$RWS" && "$BUILD/airlock" run --headless --policy "$T/ask.yaml" \
+			--log "$T/probe.jsonl" -- true) >"$T/probe.out" 2>&1; then
+			REAL_OK=yes
+		else
+			REAL_OK=no
+		fi
+	fi
+	[ "$REAL_OK" = yes ] || skip "airlock run cannot build a sandbox here: $(tail -n 1 "$T/probe.out")"
+}
+
+# arun_pane AGENT-SCRIPT [WIDTH HEIGHT]: `airlock run` (the TUI) on the ask policy in a new
+# pane; the pane says run-exit=STATUS when it ends.  The log is $RLOG.  No single quotes.
+arun_pane()
+{
+	RLOG=$T/$CASE.jsonl
+	start_pane "cd $RWS && env TERM=screen-256color $BUILD/airlock run --policy $T/ask.yaml --log $RLOG -- sh -c '$1'; echo run-exit=\$?" "${2:-100}" "${3:-30}"
+}
+
+# log_count STRING...: how many lines of $RLOG hold every fixed STRING.
+log_count()
+{
+	n=0
+	while IFS= read -r line; do
+		ok=1
+		for want in "$@"; do
+			case $line in *"$want"*) ;; *) ok=0 ;; esac
+		done
+		n=$((n + ok))
+	done <"$RLOG"
+	echo "$n"
+}
+
+case_real_yes()
+{
+	need_real || return
+	arun_pane 'echo y > asked/yes && echo wrote-yes; sleep 0.3'
+	wait_for "write $RWS/asked/yes" || return
+	wait_for "writes under asked/ wait for a human" || return
+	keys y
+	wait_for "run-exit=0" || return
+	[ "$(cat "$RWS/asked/yes" 2>/dev/null)" = y ] || fail "asked/yes was not written"
+	[ "$(log_count "asked/yes" '"decision":"allow"' '"decided_by":"human"')" = 1 ] ||
+		fail "no allow by a human in the log"
+}
+
+case_real_b()
+{
+	need_real || return
+	arun_pane 'echo 1 > asked/bee || echo refused-1; sh -c "echo 2 > asked/bee" || echo refused-2; echo agent-end; sleep 0.3'
+	wait_for "write $RWS/asked/bee" || return
+	keys B
+	wait_for "run-exit=" || return
+	[ ! -e "$RWS/asked/bee" ] || fail "asked/bee was written"
+	[ "$(log_count "asked/bee" '"decision":"deny"' '"decided_by":"human"')" = 1 ] ||
+		fail "not one deny by a human"
+	[ "$(log_count "asked/bee" '"decision":"deny"' '"decided_by":"session"')" = 1 ] ||
+		fail "the second write was not denied by session memory"
+}
+
+case_real_tab_quit()
+{
+	need_real || return
+	arun_pane 'echo agent-says-hello; read line; echo agent-read-$line; sleep 30'
+	wait_for "session started" || return
+	keys Tab
+	wait_for "agent-says-hello" || return
+	keys "abc" Enter
+	wait_for "agent-read-abc" || return
+	keys Tab
+	wait_gone "agent-read-abc" || return
+	keys q
+	wait_for "y/n" || return
+	keys y
+	wait_for "run-exit=143" || return
+	[ "$(log_count '"source":"launcher"' "asked on the control socket")" = 1 ] ||
+		fail "the quit is not in the log"
+}
+
+case_real_resize()
+{
+	need_real || return
+	rm -f "$RWS/size.before" "$RWS/size.after" "$RWS/resized"
+	arun_pane 'stty size > size.before; while [ ! -e resized ]; do sleep 0.05; done; stty size > size.after; sleep 30' 100 30
+	wait_for "session started" || return
+	i=0
+	until [ -s "$RWS/size.before" ] || [ $i -gt $((WAIT * 10)) ]; do
+		sleep 0.1
+		i=$((i + 1))
+	done
+	sid=$(head -n 1 "$RLOG" | sed 's/.*"session_id":"\([0-9a-f]*\)".*/\1/')
+	tmux -L "$TS" resize-window -t "$CASE" -x 72 -y 20
+	sleep 1
+	: >"$RWS/resized"
+	i=0
+	until [ -s "$RWS/size.after" ] || [ $i -gt $((WAIT * 10)) ]; do
+		sleep 0.1
+		i=$((i + 1))
+	done
+	last_line | grep -qF "$sid" || fail "the status line is not the last row after the resize: $(last_line)"
+	[ "$(capture | wc -l)" -le 20 ] || fail "more rows than the window"
+	capture | grep -qF "exec /usr/bin/" || fail "the activity is gone"
+	if [ ! -s "$RWS/size.after" ] || [ "$(cat "$RWS/size.after")" = "$(cat "$RWS/size.before")" ]; then
+		fail "the agent's terminal kept its size: $(cat "$RWS/size.before" "$RWS/size.after" 2>&1)"
+	fi
+	keys q
+	wait_for "y/n" && keys y
+	wait_for "run-exit=143" && [ -z "$WHY" ]
+}
+
+case_real_attach()
+{
+	need_real || return
+	RLOG=$T/$CASE.jsonl
+	rm -f "$RWS/go"
+	# the headless session in one tmux session, airlock attach in another
+	tmux -L "$TS" -f /dev/null new-session -d -s "$CASE-agent" -x 100 -y 10 \
+		"cd $RWS && $BUILD/airlock run --headless --policy $T/ask.yaml --log $RLOG -- sh -c 'while [ ! -e go ]; do sleep 0.05; done; echo z > asked/zed && echo wrote-zed'; echo run-exit=\$?; sleep 600"
+	i=0
+	until [ -s "$RLOG" ] || [ $i -gt $((WAIT * 10)) ]; do
+		sleep 0.1
+		i=$((i + 1))
+	done
+	start_pane "env TERM=screen-256color $BUILD/airlock attach; echo attach-exit=\$?"
+	if wait_for "attached 1"; then
+		: >"$RWS/go"
+		wait_for "write $RWS/asked/zed" && keys y && wait_for "attach-exit=0"
+	fi
+	agent=$(tmux -L "$TS" capture-pane -p -t "$CASE-agent")
+	tmux -L "$TS" kill-session -t "$CASE-agent"
+	[ -z "$WHY" ] || return 1
+	printf '%s\n' "$agent" | grep -qF "wrote-zed" || fail "the agent did not write: $agent"
+	printf '%s\n' "$agent" | grep -qF "run-exit=0" || fail "the session did not end well: $agent"
+	[ "$(log_count "asked/zed" '"decision":"allow"' '"decided_by":"human"')" = 1 ] ||
+		fail "no allow by a human in the log"
+}
+
+tcase "real run: an ask appears (what, reason); Y lets the program continue" case_real_yes
+tcase "real run: B denies, and the same request again is denied without a prompt" case_real_b
+tcase "real run: Tab shows the agent's output and types into it; Q then y ends the session (143)" case_real_tab_quit
+tcase "real run: a resize keeps the layout and resizes the agent's terminal" case_real_resize
+tcase "attach: a headless session's ask is approved from a second terminal" case_real_attach
 
 if [ -n "$SANFLAGS" ]; then
 	reports=$(cat "$T"/asan* "$T"/ubsan* 2>/dev/null)
