@@ -200,6 +200,12 @@ python3 - "$TMP/audit.jsonl" "$WS" "$HOME" "$GREEN" "$YELLOW" "$RED" "$BOLD" "$R
 step "allowed actions (airlock log --decision allow --source shim)"
 "$AIRLOCK" log "$TMP/audit.jsonl" --decision allow --source shim | sed "s|$WS/.airlock/||g" | cut -c 1-150
 
+step "airlock suggest: the log, turned into a policy ($TMP/suggested.yaml)"
+"$AIRLOCK" suggest "$TMP/audit.jsonl" --workspace "$WS" --output "$TMP/suggested.yaml" 2>&1 | sed 's/^/  /'
+grep -v -e '^ *#' -e '^$' "$TMP/suggested.yaml" | sed -n '/^deny:/,$p' | head -n 24 | sed 's/^/  /'
+say "  ... $(grep -cE '^  - ' "$TMP/suggested.yaml") rules; airlock check --policy $TMP/suggested.yaml:"
+"$AIRLOCK" check --policy "$TMP/suggested.yaml" 2>&1 | sed 's/^/  /'
+
 # ---- was it what we expected? --------------------------------------------------------------
 step "checks"
 failures=0
@@ -254,6 +260,17 @@ check "pip install was refused" is pip refused
 check "curl was refused (no packet left: the proxy refused the unknown host)" is curl refused
 check "the socket connect did not get out" is connect refused failed
 check "the secret in .env is unchanged" grep -qx 'API_KEY=sk-demo-not-a-real-secret' "$WS/.env"
+check "airlock suggest wrote a valid policy from the log" "$AIRLOCK" check --policy "$TMP/suggested.yaml"
+suggested() { # suggested DECISION-STATUS ACTION...: the suggested policy decides ACTION so
+	want=$1
+	shift
+	got=0
+	(cd "$WS" && "$AIRLOCK" check --policy "$TMP/suggested.yaml" "$@") >/dev/null 2>&1 || got=$?
+	test "$got" = "$want"
+}
+check "the suggested policy allows git status" suggested 0 exec git status
+check "the suggested policy denies git push, as the run did" suggested 4 exec git push origin HEAD
+check "the suggested policy denies reading .env, as the run did" suggested 4 open "$WS/.env" --read
 
 say ""
 if [ "$failures" -eq 0 ]; then
