@@ -92,6 +92,7 @@ static ssize_t fill(struct relay *r, enum relay_dir d)
 {
 	struct relay_side *s = &r->side[d];
 	size_t room = PIPE_ROOM - s->in_pipe;
+	s->dry = s->eof;
 	if (s->err)
 		return -s->err;
 	if (s->eof || room == 0)
@@ -117,11 +118,18 @@ static ssize_t fill(struct relay *r, enum relay_dir d)
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n == 0) {
-			s->eof = true;
+			s->eof = s->dry = true;
 			return total;
 		}
-		if (n < 0 && errno == EAGAIN)
+		if (n < 0 && errno == EAGAIN) {
+			/*
+			 * The source is empty — or the pipe is full, its slots taken by
+			 * small pieces.  A pipe has two slots at least and a byte takes
+			 * one at most: with under two bytes in it, it was the source.
+			 */
+			s->dry = s->in_pipe < 2;
 			return total;
+		}
 		if (n < 0) {
 			if (!total)
 				return -errno;
@@ -167,7 +175,8 @@ enum relay_state relay_pump(struct relay *r)
 			return RELAY_OVER_BUDGET;
 		if (finished(r))
 			return RELAY_DONE;
-		if (!moved)
+		/* another round only while a source may still hold bytes: edges for them are spent */
+		if (!moved || (r->side[0].dry && r->side[1].dry))
 			return RELAY_RUNNING;
 	}
 	r->again = true; /* still moving: the sources may hold more, and no new event will say so */

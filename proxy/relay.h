@@ -28,6 +28,7 @@ struct relay_side {
 	bool eof;           /* the source said end-of-file */
 	bool shut;          /* the end-of-file was passed on */
 	int err;            /* an error read behind data still in the pipe: reported next */
+	bool dry;           /* the last fill found the source empty (or at its end) */
 	uint64_t bytes;     /* delivered to the destination */
 };
 
