@@ -283,6 +283,32 @@ static bool have_ipv6(void)
 }
 
 /* The namespace's only configuration: lo up, every address local on it. */
+/*
+ * Every connection the agent makes lands on a local listener, so each one
+ * leaves a client port in TIME-WAIT inside the namespace; the kernel reuses
+ * those for new connections only towards loopback addresses by default
+ * (net.ipv4.tcp_tw_reuse = 2), and 198.18.0.0/15 or 203.0.113.7 are not.
+ * An agent opening many short connections would then search ever longer
+ * for a free port, then run out.  Both settings are per network namespace
+ * (ip-sysctl.rst); best effort: a kernel that refuses keeps its defaults.
+ */
+static void child_sysctls(void)
+{
+	static const struct {
+		const char *path, *value;
+	} set[] = {
+		{ "/proc/sys/net/ipv4/tcp_tw_reuse", "1" },
+		{ "/proc/sys/net/ipv4/ip_local_port_range", "1024 65535" },
+	};
+	for (size_t i = 0; i < sizeof set / sizeof set[0]; i++) {
+		int fd = open(set[i].path, O_WRONLY | O_CLOEXEC);
+		if (fd >= 0) {
+			(void)!write(fd, set[i].value, strlen(set[i].value));
+			close(fd);
+		}
+	}
+}
+
 static void child_routes(int sock, bool ipv6)
 {
 	struct nl_sock *sk = nl_socket_alloc();
@@ -433,6 +459,7 @@ static void child_main(const struct netns_options *opt, struct plan *p, int sock
 		child_die(sock, errno, "netns: unshare(CLONE_NEWNET): %s", strerror(errno));
 	bool ipv6 = have_ipv6();
 	child_routes(sock, ipv6);
+	child_sysctls();
 	child_listeners(sock, p, ipv6);
 	char go;
 	ssize_t n;

@@ -740,7 +740,22 @@ EOF
 	done_check
 }
 
-CASES=${ONLY_CASES:-"curl curl_connect urllib node git static dns_exfil mismatch ip_literals denied_port budget events"}
+# Many short connections: each leaves a client port in TIME-WAIT inside the sandbox's
+# namespace; the launcher lets the kernel reuse them (tcp_tw_reuse) over a wide port range.
+case_many_connections()
+{
+	p=$RUN_USER
+	pol=$(lab_policy)
+	prun --headless --policy "$pol" -- sh -c '
+		cat /proc/sys/net/ipv4/tcp_tw_reuse /proc/sys/net/ipv4/ip_local_port_range'
+	check "$p: the sandbox's namespace reuses TIME-WAIT ports (tcp_tw_reuse 1, ports 1024-65535)"
+	expect_rc 0
+	expect_out_re "^1\$"
+	expect_out_re "^1024[[:space:]]+65535\$"
+	done_check
+}
+
+CASES=${ONLY_CASES:-"curl curl_connect urllib node git static dns_exfil mismatch ip_literals denied_port budget events many_connections"}
 for u in $USERS; do
 	use_user "$u"
 	echo "# ---- as $u"
