@@ -37,6 +37,9 @@ else
 fi
 TMP=$(cd "$TMP" && pwd -P)
 WS="$TMP/project"
+# The agent runs from the scratch space: a checkout under /tmp would be out of the sandbox's sight.
+cp "$ROOT/examples/agent.py" "$TMP/agent.py"
+AGENT="$TMP/agent.py"
 
 # A scratch home, so the demo decides the same on every machine and touches nothing of yours.
 export HOME="$TMP/home"
