@@ -138,9 +138,10 @@ static void rule_text(const struct approvals *a, int32_t rule, char *out, size_t
 /* ---- the audit log ---------------------------------------------------------------- */
 
 static void log_msg(struct approvals *a, const struct channel_msg *m, pid_t pid,
-		    enum policy_decision d, const char *by, long response_ms)
+		    enum policy_decision d, const char *by, long response_ms, const char *message)
 {
-	struct audit_event ev = { .source = "shim", .pid = pid, .response_time_ms = response_ms };
+	struct audit_event ev = { .source = "shim", .pid = pid, .response_time_ms = response_ms,
+				  .message = message };
 	char rule[1100], dst[300];
 	const char *args[256];
 	size_t nargs = 0;
@@ -231,7 +232,7 @@ static void resolve(struct approvals *a, size_t i, enum policy_decision d, enum 
 		p->done(p->done_arg, d, by_name(by));
 	} else {
 		send_answer(p->fd, p->m.id, d, by, p->m.rule);
-		log_msg(a, &p->m, p->pid, d, by_name(by), (long)(now_ms() - p->since_ms));
+		log_msg(a, &p->m, p->pid, d, by_name(by), (long)(now_ms() - p->since_ms), NULL);
 	}
 	free(p->data);
 	free(p->key);
@@ -493,6 +494,11 @@ static void drop_client(struct approvals *a, size_t idx)
 		if (a->queue[i].fd == fd) {
 			if (a->queue[i].published)
 				control_answered(a->opt.control, a->queue[i].id, "deny", "default");
+			/* the asker is gone: the action did not happen, and the log says so */
+			if (!a->queue[i].done)
+				log_msg(a, &a->queue[i].m, a->queue[i].pid, POLICY_DENY, "default",
+					(long)(now_ms() - a->queue[i].since_ms),
+					"the asking process went away before an answer");
 			free(a->queue[i].data);
 			free(a->queue[i].key);
 			memmove(&a->queue[i], &a->queue[i + 1], (a->nqueue - i - 1) * sizeof *a->queue);
@@ -507,6 +513,76 @@ static void drop_client(struct approvals *a, size_t idx)
 	close(fd);
 	a->clients[idx] = a->clients[--a->nclients];
 	show_prompt(a);
+}
+
+/* The stricter of two verdicts, a rule beating the default (as the shim combines them). */
+static struct policy_verdict stricter(struct policy_verdict x, struct policy_verdict y)
+{
+	if ((x.rule < 0) != (y.rule < 0))
+		return x.rule >= 0 ? x : y;
+	return y.decision > x.decision ? y : x;
+}
+
+/*
+ * What the policy says of the action a shim's event reports, decided here
+ * from the launcher's own image.  An exec is decided on the program as
+ * reported and as resolved on the host (the shim decides on both; the
+ * sandbox sees the host's system directories).
+ */
+static struct policy_verdict redecide(const struct approvals *a, const struct channel_msg *m)
+{
+	switch (m->source) {
+	case CHANNEL_SOURCE_EXEC: {
+		const char *argv[257];
+		size_t n = 0;
+		struct channel_args it;
+		const char *arg;
+		channel_args_begin(m, &it);
+		while (n < 256 && (arg = channel_args_next(&it, NULL)))
+			argv[n++] = arg;
+		argv[n] = NULL;
+		struct policy_verdict v = policy_decide_exec(a->opt.img, m->program, argv);
+		char *real = realpath(m->program, NULL);
+		if (real && strcmp(real, m->program) != 0)
+			v = stricter(v, policy_decide_exec(a->opt.img, real, argv));
+		free(real);
+		return v;
+	}
+	case CHANNEL_SOURCE_OPEN:
+		return policy_decide_open(a->opt.img, m->path, m->action);
+	default:
+		return policy_decide_connect(a->opt.img, m->host, m->port);
+	}
+}
+
+/*
+ * A shim's event is the agent's own process speaking: anything inside the
+ * sandbox can send one on the channel.  It is logged as the policy decides
+ * the action it reports, never more permissive than that: a report of an
+ * allow the policy would not give is logged as the policy's decision, and
+ * says so (a forged report, or a shim that was bypassed).
+ */
+static void log_event(struct approvals *a, const struct channel_msg *m, pid_t pid)
+{
+	if (!a->opt.img) {
+		log_msg(a, m, pid, m->decision, "policy", -1, NULL);
+		return;
+	}
+	struct policy_verdict v = redecide(a, m);
+	if (v.decision <= m->decision) {
+		/* as reported, or the report is stricter than the policy (a symlinked program
+		   resolved inside the sandbox can be): the stricter one stands */
+		log_msg(a, m, pid, m->decision, "policy", -1, NULL);
+		return;
+	}
+	struct channel_msg fixed = *m;
+	char msg[160];
+	snprintf(msg, sizeof msg, "the shim reported %s, the policy says %s: a forged report from "
+		 "inside the sandbox, or a bypassed shim", policy_decision_name(m->decision),
+		 policy_decision_name(v.decision));
+	fixed.decision = v.decision;
+	fixed.rule = v.rule;
+	log_msg(a, &fixed, pid, v.decision, "policy", -1, msg);
 }
 
 static void malformed(const struct approvals *a, pid_t pid, const char *why)
@@ -538,7 +614,7 @@ static bool serve_client(struct approvals *a, size_t idx)
 		if (r < 0)
 			return false;
 		if (m.type == CHANNEL_EVENT) {
-			log_msg(a, &m, pid, m.decision, "policy", -1);
+			log_event(a, &m, pid);
 		} else if (m.type == CHANNEL_ASK) {
 			queue_ask(a, c, pid, (size_t)r);
 		} else if (m.type != CHANNEL_HELLO) {

@@ -1048,6 +1048,7 @@ int cmd_run(int argc, char **argv)
 		close(r.tty_slave); /* the agent has it */
 		r.tty_slave = -1;
 	}
+	control_set_agent(r.control, r.child);
 	if (r.seccomp_fd >= 0) {
 		close(r.seccomp_fd); /* bwrap has its copy */
 		r.seccomp_fd = -1;

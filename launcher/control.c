@@ -19,7 +19,8 @@
 #include "launcher/control.h"
 
 #define CLIENT_MAX_PENDING (8u << 20) /* bytes queued for a client that does not read: dropped */
-#define MAX_CLIENTS 64
+#define MAX_CLIENTS 256
+#define HELLO_AGENT_MAX 2048 /* bytes of the agent's command line in the hello */
 
 /* ---- shared ----------------------------------------------------------------- */
 
@@ -79,7 +80,7 @@ static void copy_str(char *dst, size_t cap, json_object *o, const char *key)
 /* Reads the hello line from fd, waiting at most timeout_ms in all. */
 static int read_hello(int fd, struct control_session *s, int timeout_ms)
 {
-	char buf[8192];
+	static char buf[CONTROL_MAX_LINE + 1];
 	size_t len = 0;
 	struct timespec t0, t1;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
@@ -200,6 +201,7 @@ struct control {
 	size_t nasks;
 	struct control_status status;
 	bool status_sent;
+	pid_t agent; /* the agent's process (or bwrap): it and its descendants are refused */
 };
 
 static const char *json_text(json_object *o, size_t *len)
@@ -231,6 +233,8 @@ static int watch(struct control *c, int fd, uint32_t events, void *ptr)
 	return epoll_ctl(c->ep, EPOLL_CTL_ADD, fd, &ev);
 }
 
+static void send_status(struct control *c);
+
 static void drop(struct control *c, struct client *cl)
 {
 	size_t i = 0;
@@ -249,6 +253,7 @@ static void drop(struct control *c, struct client *cl)
 		c->attached--;
 		if (c->ops.attached)
 			c->ops.attached(c->ctx, c->attached);
+		send_status(c);
 	}
 }
 
@@ -388,8 +393,39 @@ int control_adopt(struct control *c, int fd, bool attached)
 	return add_client(c, fd, 0, attached);
 }
 
-/* Only this user (or root), from the launcher's own mount namespace: never the sandbox. */
-static bool trusted_peer(int fd, pid_t *pid)
+/* The parent of pid (proc(5): /proc/PID/stat, field 4), or 0. */
+static pid_t parent_of(pid_t pid)
+{
+	char path[64], buf[512];
+	snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	ssize_t n = read(fd, buf, sizeof buf - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	const char *p = strrchr(buf, ')'); /* the command name may hold anything */
+	int ppid = 0;
+	return p && sscanf(p, ") %*c %d", &ppid) == 1 ? (pid_t)ppid : 0;
+}
+
+/* Whether pid is ancestor or one of its descendants (bounded walk up the parents). */
+static bool descends_from(pid_t pid, pid_t ancestor)
+{
+	for (int i = 0; i < 4096 && pid > 1; i++, pid = parent_of(pid))
+		if (pid == ancestor)
+			return true;
+	return false;
+}
+
+/*
+ * Only this user (or root), from the launcher's own mount namespace —
+ * never the sandbox's — and not the agent or one of its descendants (with
+ * --no-sandbox they share everything else).
+ */
+static bool trusted_peer(const struct control *c, int fd, pid_t *pid)
 {
 	struct ucred cr;
 	socklen_t len = sizeof cr;
@@ -400,9 +436,20 @@ static bool trusted_peer(int fd, pid_t *pid)
 	*pid = cr.pid;
 	if (cr.uid != geteuid() && cr.uid != 0)
 		return false;
+	if (c->agent > 0 && descends_from(cr.pid, c->agent))
+		return false;
 	snprintf(path, sizeof path, "/proc/%d/ns/mnt", (int)cr.pid);
-	return stat("/proc/self/ns/mnt", &mine) == 0 && stat(path, &theirs) == 0 &&
-	       mine.st_ino == theirs.st_ino && mine.st_dev == theirs.st_dev;
+	if (stat("/proc/self/ns/mnt", &mine) != 0)
+		return false;
+	if (stat(path, &theirs) != 0)
+		/* root's namespaces are closed to us; root may do anything to us anyway */
+		return errno == EACCES && cr.uid == 0 && geteuid() != 0;
+	return mine.st_ino == theirs.st_ino && mine.st_dev == theirs.st_dev;
+}
+
+void control_set_agent(struct control *c, pid_t agent)
+{
+	c->agent = agent;
 }
 
 static void accept_all(struct control *c)
@@ -412,11 +459,11 @@ static void accept_all(struct control *c)
 		if (fd < 0)
 			return;
 		pid_t pid = 0;
-		if (!trusted_peer(fd, &pid)) {
+		if (!trusted_peer(c, fd, &pid)) {
 			if (c->ops.malformed)
 				c->ops.malformed(c->ctx, pid,
-						 "a connection to the control socket from another user "
-						 "or another mount namespace was refused");
+						 "a connection to the control socket from another user, "
+						 "another mount namespace or the agent itself was refused");
 			close(fd);
 			continue;
 		}
@@ -447,6 +494,10 @@ static bool handle_line(struct control *c, struct client *cl, const char *line, 
 	json_tokener *tok = json_tokener_new();
 	json_object *o = tok ? json_tokener_parse_ex(tok, line, (int)len) : NULL, *v, *id;
 	bool complete = tok && json_tokener_get_error(tok) == json_tokener_success;
+	if (complete) { /* one object per line: only blanks may follow it */
+		for (size_t i = json_tokener_get_parse_end(tok); i < len; i++)
+			complete &= line[i] == ' ' || line[i] == '\t' || line[i] == '\r';
+	}
 	json_tokener_free(tok);
 	const char *type = NULL;
 	if (!complete || !json_object_is_type(o, json_type_object) ||
@@ -689,7 +740,15 @@ static char *hello_line(const struct control_info *info, size_t *len)
 	json_object_object_add(o, "version", json_object_new_int(CONTROL_VERSION));
 	add_opt(o, "session", info->session);
 	json_object_object_add(o, "pid", json_object_new_int((int)getpid()));
-	add_opt(o, "agent", info->agent ? info->agent : "");
+	char agent[HELLO_AGENT_MAX + 4];
+	snprintf(agent, sizeof agent, "%s", info->agent ? info->agent : "");
+	if (info->agent && strlen(info->agent) > HELLO_AGENT_MAX) {
+		size_t cut = HELLO_AGENT_MAX;
+		while (cut > 0 && ((unsigned char)agent[cut] & 0xC0) == 0x80)
+			cut--; /* not inside a UTF-8 sequence */
+		memcpy(agent + cut, "...", 4);
+	}
+	add_opt(o, "agent", agent);
 	add_opt(o, "log", info->log ? info->log : "");
 	json_object_object_add(o, "ask_timeout", json_object_new_int((int)info->ask_timeout));
 	json_object_object_add(o, "headless", json_object_new_boolean(info->headless));

@@ -11,7 +11,10 @@
  * socket is 0600 in a 0700 directory, and a peer is served only when
  * SO_PEERCRED (unix(7)) says it runs as the launcher's user (or root) and
  * /proc/PID/ns/mnt says it shares the launcher's mount namespace — never the
- * sandbox's.  The run TUI gets one end of a socketpair instead.
+ * sandbox's — and not the agent or a descendant of it (the case that
+ * matters with --no-sandbox; a process that escaped the tree, e.g. through
+ * another service, is not caught: --no-sandbox promises no isolation).  The
+ * run TUI gets one end of a socketpair instead.
  *
  * Protocol (version 1): JSON Lines both ways, one object per line, UTF-8,
  * each line at most CONTROL_MAX_LINE bytes; every object has a "type".
@@ -141,6 +144,12 @@ struct control *control_new(const char *path, const struct control_info *info,
  * as if it had sent {"type":"attach"} already.  0 or -errno.
  */
 int control_adopt(struct control *c, int fd, bool attached);
+
+/*
+ * The agent's process (bwrap, or the agent itself with --no-sandbox):
+ * connections from it or its descendants are refused from now on.
+ */
+void control_set_agent(struct control *c, pid_t agent);
 
 /* An fd that is readable when control_dispatch() has work (for poll(2)). */
 int control_fd(const struct control *c);

@@ -78,7 +78,19 @@ static void sweep_stale(const char *base)
 	struct dirent *de;
 	char path[PATH_MAX], buf[32];
 	while (d && (de = readdir(d))) {
-		if (strlen(de->d_name) != 16 || strspn(de->d_name, "0123456789abcdef") != 16)
+		if (strspn(de->d_name, "0123456789abcdef") != 16)
+			continue;
+		if (strcmp(de->d_name + 16, ".control") == 0) {
+			/* a control socket whose session directory is gone (removed by hand) */
+			struct stat st;
+			if ((size_t)snprintf(path, sizeof path, "%s/%.16s", base, de->d_name) <
+				    sizeof path &&
+			    stat(path, &st) != 0 && errno == ENOENT &&
+			    (size_t)snprintf(path, sizeof path, "%s/%s", base, de->d_name) < sizeof path)
+				unlink(path);
+			continue;
+		}
+		if (de->d_name[16] != '\0')
 			continue;
 		if ((size_t)snprintf(path, sizeof path, "%s/%s/launcher.pid", base, de->d_name) >=
 		    sizeof path)

@@ -1073,7 +1073,7 @@ case_control()
 		check "$p: control: a client in another mount namespace (as a sandbox would be) is refused, logged"
 		expect_out_has refused-mntns
 		expect_no_file "$W/asked/k-mntns"
-		expect_log source=launcher message~"another mount namespace was refused"
+		expect_log source=launcher message~"another mount namespace or the agent itself was refused"
 		done_check
 	fi
 }
