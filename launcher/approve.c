@@ -1,11 +1,13 @@
 /* approve.c — the launcher's channel server: logs shim events, queues asks, answers them (human, session memory, headless rule, timeout). */
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
+#include <termios.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -48,6 +50,12 @@ struct recent {
 
 #define RECENT 16
 #define RECENT_MS 2000
+/*
+ * A prompt takes keys only this long after it shows: a terminal's answer to
+ * a query the agent wrote just before (the agent can write to the terminal)
+ * must not answer it.
+ */
+#define PROMPT_GUARD_MS 300
 
 struct approvals {
 	struct approve_options opt;
@@ -57,6 +65,9 @@ struct approvals {
 	int ep; /* epoll over the listening socket, the clients and the tty */
 	int tty; /* /dev/tty in APPROVE_PROMPT mode, else -1 */
 	bool prompted; /* the head of the queue is on the screen */
+	long long prompt_at; /* when it was shown (keys before PROMPT_GUARD_MS later are dropped) */
+	int pty;             /* APPROVE_PROMPT: the agent's terminal (master side), or -1 */
+	bool pty_reading;    /* the relay reads it (not while a prompt is up) */
 	struct client *clients;
 	size_t nclients;
 	struct pending *queue;
@@ -276,16 +287,37 @@ static void comm_of(pid_t pid, char *out, size_t cap)
 	}
 }
 
+/*
+ * Text from the sandbox (paths, arguments, process names) on the human's
+ * terminal: control characters (C0, DEL, C1 as UTF-8) become '?', so no
+ * escape sequence can redraw or forge the prompt.  In place.
+ */
+static char *printable(char *s)
+{
+	for (unsigned char *p = (unsigned char *)s; p && *p; p++) {
+		if (*p < 0x20 || *p == 0x7f)
+			*p = '?';
+		else if (*p == 0xc2 && p[1] >= 0x80 && p[1] <= 0x9f)
+			p[1] = '?', *p = '?';
+	}
+	return s;
+}
+
 static void show_prompt(struct approvals *a)
 {
 	if (a->tty < 0 || a->prompted || a->nqueue == 0)
 		return;
 	const struct pending *p = &a->queue[0];
-	char who[64], rule[1100];
+	char who[64], rule[1100], why[1100];
 	const char *reason;
-	char *what = subject(&p->m);
+	char *what = printable(subject(&p->m));
 	comm_of(p->pid, who, sizeof who);
+	printable(who);
 	rule_text(a, p->m.rule, rule, sizeof rule, &reason);
+	snprintf(why, sizeof why, "%s", reason ? reason : "");
+	reason = reason ? printable(why) : NULL;
+	printable(rule);
+	tcflush(a->tty, TCIFLUSH); /* what was typed (or answered) before the prompt is not for it */
 	if (p->done)
 		dprintf(a->tty, "\r\nairlock: the sandbox asks to %s\r\n", what ? what : "?");
 	else
@@ -298,6 +330,7 @@ static void show_prompt(struct approvals *a)
 	dprintf(a->tty, "  [y] allow  [n] deny  [a] allow for this session  [b] deny for this session > ");
 	free(what);
 	a->prompted = true;
+	a->prompt_at = now_ms();
 }
 
 /* Applies a remembered answer to every waiting ask with the same key. */
@@ -312,23 +345,96 @@ static void apply_memory(struct approvals *a)
 	}
 }
 
+/* Writes all of len bytes to fd (a terminal), waiting when it is full. */
+static void put_all(int fd, const char *p, size_t len)
+{
+	while (len) {
+		ssize_t w = write(fd, p, len);
+		if (w < 0 && errno == EAGAIN) {
+			struct pollfd pf = { fd, POLLOUT, 0 };
+			poll(&pf, 1, 100);
+			continue;
+		}
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return;
+		p += w;
+		len -= (size_t)w;
+	}
+}
+
+/*
+ * Keys from the human's terminal.  With a prompt up, an answer is one key
+ * read on its own — y, n, a or b, either case — at least PROMPT_GUARD_MS
+ * after the prompt showed: a terminal's reply to a query (ESC ... "3.3a"
+ * ... or "...$y") arrives as one longer read and is dropped whole, so the
+ * agent cannot answer its own ask through the terminal.  Without a prompt,
+ * keys go to the agent's terminal.
+ */
 static void read_tty(struct approvals *a)
 {
-	char buf[64];
+	char buf[4096];
 	ssize_t n = read(a->tty, buf, sizeof buf);
-	for (ssize_t i = 0; i < n && a->nqueue; i++) {
-		char c = buf[i] | 0x20; /* either case */
-		if (c != 'y' && c != 'n' && c != 'a' && c != 'b')
-			continue;
+	if (n <= 0)
+		return;
+	if (!a->prompted) {
+		if (a->pty >= 0)
+			put_all(a->pty, buf, (size_t)n);
+		return;
+	}
+	char c = n == 1 ? (char)(buf[0] | 0x20) : 0; /* either case */
+	if (now_ms() - a->prompt_at < PROMPT_GUARD_MS)
+		return;
+	if (c != 'y' && c != 'n' && c != 'a' && c != 'b') {
+		dprintf(a->tty, "\r\n  (one key: y, n, a or b) > ");
+		return;
+	}
+	if (a->nqueue) {
 		enum policy_decision d = (c == 'y' || c == 'a') ? POLICY_ALLOW : POLICY_DENY;
 		if (c == 'a' || c == 'b')
 			remember(a, a->queue[0].key, d);
-		dprintf(a->tty, "%s\r\n", d == POLICY_ALLOW ? "allowed" : "denied");
+		dprintf(a->tty, "%c: %s\r\n", c, d == POLICY_ALLOW ? "allowed" : "denied");
 		resolve(a, 0, d, CHANNEL_BY_HUMAN);
 		apply_memory(a);
-		break;
 	}
 	show_prompt(a);
+}
+
+/* The agent's output, to the human's terminal — held back while a prompt is up. */
+static void read_pty(struct approvals *a)
+{
+	char buf[16384];
+	ssize_t n = read(a->pty, buf, sizeof buf);
+	if (n > 0) {
+		put_all(a->tty, buf, (size_t)n);
+	} else if (n == 0 || (errno != EAGAIN && errno != EINTR)) {
+		/* EIO: the agent's side is closed */
+		epoll_ctl(a->ep, EPOLL_CTL_DEL, a->pty, NULL);
+		a->pty_reading = false;
+		a->pty = -1;
+	}
+}
+
+/* The relay reads the agent's terminal only while no prompt is up. */
+static void relay_interest(struct approvals *a)
+{
+	bool want = a->pty >= 0 && !a->prompted;
+	if (a->pty < 0 || want == a->pty_reading)
+		return;
+	struct epoll_event ev = { .events = want ? EPOLLIN : 0, .data.fd = a->pty };
+	epoll_ctl(a->ep, EPOLL_CTL_MOD, a->pty, &ev);
+	a->pty_reading = want;
+}
+
+void approve_drain_agent(struct approvals *a)
+{
+	for (int i = 0; a->pty >= 0 && !a->prompted && i < 1024; i++) {
+		struct pollfd pf = { a->pty, POLLIN, 0 };
+		if (poll(&pf, 1, 0) <= 0)
+			break;
+		read_pty(a);
+	}
 }
 
 /* ---- messages ------------------------------------------------------------------------- */
@@ -652,6 +758,7 @@ struct approvals *approve_new(int listen_fd, const struct approve_options *opt, 
 	a->opt = *opt;
 	a->listen_fd = listen_fd;
 	a->tty = -1;
+	a->pty = -1;
 	a->ep = epoll_create1(EPOLL_CLOEXEC);
 	if (a->ep < 0 || watch(a, listen_fd) < 0) {
 		snprintf(err, errlen, "cannot watch the approval socket: %s", strerror(errno));
@@ -663,6 +770,10 @@ struct approvals *approve_new(int listen_fd, const struct approve_options *opt, 
 		if (a->tty >= 0 && watch(a, a->tty) < 0) {
 			close(a->tty);
 			a->tty = -1;
+		}
+		if (a->tty >= 0 && opt->pty >= 0 && watch(a, opt->pty) == 0) {
+			a->pty = opt->pty;
+			a->pty_reading = true;
 		}
 	}
 	return a;
@@ -705,6 +816,9 @@ int approve_dispatch(struct approvals *a)
 			accept_all(a);
 		} else if (fd == a->tty) {
 			read_tty(a);
+		} else if (fd == a->pty && a->pty >= 0) {
+			if (a->pty_reading)
+				read_pty(a);
 		} else {
 			for (size_t k = 0; k < a->nclients; k++)
 				if (a->clients[k].fd == fd) {
@@ -715,6 +829,7 @@ int approve_dispatch(struct approvals *a)
 		}
 	}
 	expire(a);
+	relay_interest(a);
 	return n > 0 ? n : 0;
 }
 

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
@@ -392,7 +393,7 @@ static int build_sandbox(struct run *r, struct sandbox_report *rep)
 		.shim_path = r->shim,
 		.policy_file = policy_file,
 		.unprivileged = geteuid() != 0,
-		.own_tty = r->ui == UI_TUI,
+		.own_tty = r->ui != UI_HEADLESS,
 		.seccomp_fd = r->seccomp_fd,
 		.netns = r->proxy_on,
 		.resolv_fd = r->resolv_fd,
@@ -496,7 +497,7 @@ static int start_control(struct run *r)
 		return RUN_EXIT_FAILED;
 	}
 	audit_set_tap(r->log, ctl_tap, r->control);
-	if (r->ui == UI_TUI && agent_tty_open(&r->tty_master, &r->tty_slave, STDIN_FILENO) < 0) {
+	if (r->ui != UI_HEADLESS && agent_tty_open(&r->tty_master, &r->tty_slave, STDIN_FILENO) < 0) {
 		airlock_err("run: cannot make a terminal for the agent: %s", strerror(errno));
 		return RUN_EXIT_FAILED;
 	}
@@ -529,6 +530,30 @@ static int start_tui(struct run *r, const sigset_t *old)
 	return control_adopt(r->control, sv[0], true);
 }
 
+/*
+ * The one-line prompt relays the agent's terminal: the user's is put in raw
+ * mode (keys, Ctrl-C included, go to the agent's own line discipline),
+ * restored by end_control().
+ */
+static int raw_terminal(struct run *r)
+{
+	struct termios t;
+	if (tcgetattr(STDIN_FILENO, &r->saved_tty) != 0)
+		return -errno;
+	r->tty_saved = true;
+	t = r->saved_tty;
+	cfmakeraw(&t);
+	return tcsetattr(STDIN_FILENO, TCSANOW, &t) == 0 ? 0 : -errno;
+}
+
+/* The user's terminal changed size: so does the agent's (it gets SIGWINCH from its own). */
+static void resize_agent(const struct run *r)
+{
+	struct winsize ws;
+	if (r->ui == UI_PROMPT && r->tty_master >= 0 && ioctl(STDIN_FILENO, TIOCGWINSZ, &ws) == 0)
+		ioctl(r->tty_master, TIOCSWINSZ, &ws);
+}
+
 /* The session is over: the clients hear it, the TUI gives the terminal back. */
 static void end_control(struct run *r, int status)
 {
@@ -555,7 +580,7 @@ static int block_signals(struct run *r, sigset_t *old)
 {
 	sigset_t set;
 	sigemptyset(&set);
-	int sigs[] = { SIGCHLD, SIGINT, SIGTERM, SIGHUP, SIGQUIT };
+	int sigs[] = { SIGCHLD, SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGWINCH };
 	for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++)
 		sigaddset(&set, sigs[i]);
 	if (sigprocmask(SIG_BLOCK, &set, old) != 0)
@@ -881,6 +906,10 @@ static int serve(struct run *r)
 		}
 		struct signalfd_siginfo si;
 		while (read(r->sigfd, &si, sizeof si) == (ssize_t)sizeof si) {
+			if (si.ssi_signo == SIGWINCH) {
+				resize_agent(r);
+				continue;
+			}
 			if (si.ssi_signo != SIGCHLD) {
 				forward(r, (int)si.ssi_signo);
 				continue;
@@ -1035,10 +1064,12 @@ int cmd_run(int argc, char **argv)
 				      .ask_timeout = r.src.policy->ask_timeout,
 				      .img = r.src.img,
 				      .log = r.log,
-				      .control = r.control };
+				      .control = r.control,
+				      .pty = r.ui == UI_PROMPT ? r.tty_master : -1 };
 	r.approvals = approve_new(r.session.channel_fd, &ao, err, sizeof err);
 	if (!r.approvals || block_signals(&r, &old) < 0 ||
-	    (r.ui == UI_TUI && start_tui(&r, &old) < 0) || spawn(&r, &old) < 0) {
+	    (r.ui == UI_TUI && start_tui(&r, &old) < 0) ||
+	    (r.ui == UI_PROMPT && raw_terminal(&r) < 0) || spawn(&r, &old) < 0) {
 		airlock_err("run: cannot start the session: %s", r.approvals ? strerror(errno) : err);
 		end_control(&r, RUN_EXIT_FAILED);
 		run_release(&r);
@@ -1054,6 +1085,7 @@ int cmd_run(int argc, char **argv)
 		r.seccomp_fd = -1;
 	}
 	st = serve(&r);
+	approve_drain_agent(r.approvals);
 	end_control(&r, st);
 	log_end(&r, st);
 	run_release(&r);

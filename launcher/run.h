@@ -152,6 +152,9 @@ struct approve_options {
 	struct audit_log *log;          /* borrowed */
 	struct control *control;        /* borrowed, or NULL: asks are shown to its attached
 					   clients, and wait for them while one is attached */
+	int pty;                        /* APPROVE_PROMPT: the master side of the agent's terminal
+					   (borrowed), relayed to and from /dev/tty around the
+					   prompts; -1: the agent shares the terminal */
 };
 
 struct approvals;
@@ -203,6 +206,12 @@ int approve_answer(struct approvals *a, uint64_t id, enum policy_decision d, boo
  * the headless rule at once.
  */
 void approve_attached(struct approvals *a);
+
+/*
+ * APPROVE_PROMPT with a pty: copies what the agent wrote and the relay has
+ * not shown yet to the terminal (the agent ended).  No-op otherwise.
+ */
+void approve_drain_agent(struct approvals *a);
 
 /* Answers every waiting ask with deny (the session is ending) and frees everything.  Accepts NULL. */
 void approve_free(struct approvals *a);

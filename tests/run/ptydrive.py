@@ -5,11 +5,12 @@
 
 The command gets the pty as its stdin, stdout, stderr and controlling terminal
 (so `airlock run` without --headless prompts on /dev/tty).  Each time a new
-prompt ("... asks to ...") appears, the next character of ANSWERS is typed
-(y / n / a / b); prompts beyond ANSWERS get no answer.  Everything the
+prompt ("... asks to ...") appears, the next character of ANSWERS is typed,
+alone, 0.45 s later (y / n / a / b); prompts beyond ANSWERS get no answer.  Everything the
 terminal showed goes to the file OUT; the last line of stdout is
 "prompts N".  Exits with the command's status (128+N for a signal), or 124
-when TIMEOUT seconds passed (the command is then killed).
+when TIMEOUT seconds passed (the command is then killed).  With
+PTYDRIVE_REPLY=1 it answers the query ESC [ > 0 q as tmux would.
 """
 import os
 import pty
@@ -46,13 +47,18 @@ def main():
             if not data:
                 break
             buf += data
+            # PTYDRIVE_REPLY=1: answer a terminal query (XTVERSION, CSI > 0 q) as tmux
+            # does, with a reply that holds an "a" - an agent may try to answer its own ask
+            if os.environ.get("PTYDRIVE_REPLY") and b"\x1b[>0q" in data:
+                os.write(fd, b"\x1bP>|tmux 3.3a\x1b\\")
         prompts = buf.count(b"asks to")
         # answer once the whole prompt line is shown
         if prompts > answered and answered < len(answers) and buf.rstrip().endswith(b">"):
-            time.sleep(0.05)
-            # the terminal is in canonical mode (airlock does not make it raw): the
-            # answer is read once Enter is typed, as a person would
-            os.write(fd, answers[answered].encode() + b"\r")
+            # airlock takes a key only some time after the prompt shows (a terminal's
+            # reply to the agent's query must not answer it), and only a key on its
+            # own: the terminal is raw, no Enter
+            time.sleep(0.45)
+            os.write(fd, answers[answered].encode())
             answered += 1
     if timed_out:
         os.kill(pid, signal.SIGKILL)

@@ -824,7 +824,7 @@ pty_run()
 	CASE_N=$((CASE_N + 1))
 	LOG=$L/case.$CASE_N.jsonl
 	OUT=$(
-		cd "$W" && $AS env -i PATH="$AGENT_PATH" HOME="$H" USER="$RUN_USER" LANG=C.UTF-8 TERM=dumb \
+		cd "$W" && $AS env -i PATH="$AGENT_PATH" HOME="$H" USER="$RUN_USER" LANG=C.UTF-8 TERM=dumb PTYDRIVE_REPLY="${PTYDRIVE_REPLY:-}" \
 			"$PY" "$PTYDRIVE" "$answers" 15 "$L/pty.out" -- "$AIRLOCK" run --log "$LOG" "$@" 2>&1
 	)
 	RC=$?
@@ -833,6 +833,59 @@ pty_run()
 
 # Interactive: airlock on a pseudo-terminal prompts on /dev/tty; y / n / a / b answer; no
 # answer within ask_timeout denies.
+case_interactive_attacks()
+{
+	p=$RUN_USER
+	need_sandbox "$p: interactive prompt attacks" || return
+	pol=$(write_policy ask3.yaml <<'EOF'
+version: 1
+default: {exec: allow, read: allow, write: allow, connect: deny}
+ask_timeout: 3
+ask:
+  - file: { path: "./asked/**", action: write }
+    reason: writes under asked/ wait for a human
+EOF
+)
+	rm -rf "${W:?}/asked"
+	mkdir -p "$W/asked"
+	[ -z "$AS" ] || chown -R "$RUN_USER" "$W/asked"
+	# the agent asks, then makes the terminal answer a query with a reply holding "a"
+	PTYDRIVE_REPLY=1 pty_run "" -- --policy "$pol" -- sh -c \
+		'(echo x > asked/inj || echo refused-inj) & sleep 1; printf "\033[>0q"; sleep 0.5; printf "\033[>0q"; wait; echo agent-done'
+	check "$p: interactive: a terminal's reply to the agent's query does not answer its ask (denied at ask_timeout)"
+	expect_no_file "$W/asked/inj"
+	expect_log file="$W/asked/inj" decision=deny decided_by=timeout
+	expect_err_has agent-done
+	done_check
+
+	pty_run "n" -- --policy "$pol" -- sh -c \
+		'echo x > "$(printf "asked/f\r\033[2Kairlock: pid 7 (sh) asks to write harmless")" || echo refused-f'
+	check "$p: interactive: control characters in the request are shown as ?, no escape sequence reaches the prompt"
+	expect_err_has "asked/f??[2Kairlock: pid 7"
+	expect_log decision=deny decided_by=human
+	done_check
+}
+
+# Shim events come from the agent's own processes: anything inside can send one.  Forged
+# reports of allows the policy would not give are logged as the policy decides, flagged.
+case_forged_events()
+{
+	p=$RUN_USER
+	need_sandbox "$p: forged shim events" || return
+	cp "$HERE/forge.py" "$W/forge.py"
+	[ -z "$AS" ] || chown "$RUN_USER" "$W/forge.py"
+	arun --headless -- "$PY" forge.py "$H"
+	check "$p: forged shim events claiming allows are logged as the policy decides (deny / ask), flagged"
+	expect_out_has forged
+	expect_log file="$H/.ssh/id_rsa" action=read decision=deny message~"a forged report"
+	expect_log command=/usr/bin/curl decision=ask message~"the shim reported allow"
+	expect_log network_dst=exfil.example.com:443 decision=ask message~"the shim reported allow"
+	expect_no_log file="$H/.ssh/id_rsa" decision=allow
+	expect_no_log network_dst=exfil.example.com:443 decision=allow
+	done_check
+	rm -f "$W/forge.py"
+}
+
 case_interactive()
 {
 	p=$RUN_USER
@@ -1218,7 +1271,7 @@ case_real_programs()
 for u in $USERS; do
 	use_user "$u"
 	echo "# ---- as $u ----"
-	for c in secrets write_outside env exit_codes asks static tiocsti seccomp spawn policy_ro timeout signals interactive control no_sandbox doctor places real_programs; do
+	for c in secrets write_outside env exit_codes asks static tiocsti seccomp spawn policy_ro timeout signals interactive interactive_attacks forged_events control no_sandbox doctor places real_programs; do
 		case " ${ONLY_CASES:-$c} " in *" $c "*) "case_$c" ;; esac
 	done
 done

