@@ -839,12 +839,17 @@ void approve_counts(const struct approvals *a, struct approve_counts *out)
 	out->pending = a->nqueue;
 }
 
+void approve_end(struct approvals *a)
+{
+	while (a && a->nqueue)
+		resolve(a, 0, POLICY_DENY, CHANNEL_BY_DEFAULT);
+}
+
 void approve_free(struct approvals *a)
 {
 	if (!a)
 		return;
-	while (a->nqueue)
-		resolve(a, 0, POLICY_DENY, CHANNEL_BY_DEFAULT);
+	approve_end(a);
 	for (size_t i = 0; i < a->nclients; i++)
 		close(a->clients[i].fd);
 	for (size_t i = 0; i < a->nmem; i++)

@@ -1086,6 +1086,7 @@ int cmd_run(int argc, char **argv)
 	}
 	st = serve(&r);
 	approve_drain_agent(r.approvals);
+	approve_end(r.approvals); /* logged before the session's end, not after */
 	end_control(&r, st);
 	log_end(&r, st);
 	run_release(&r);

@@ -213,7 +213,10 @@ void approve_attached(struct approvals *a);
  */
 void approve_drain_agent(struct approvals *a);
 
-/* Answers every waiting ask with deny (the session is ending) and frees everything.  Accepts NULL. */
+/* Answers every waiting ask with deny, decided by default (the session is ending), and logs them.  Accepts NULL. */
+void approve_end(struct approvals *a);
+
+/* approve_end(), then frees everything.  Accepts NULL. */
 void approve_free(struct approvals *a);
 
 /* Counts of decisions logged so far, for the end-of-session summary. */
