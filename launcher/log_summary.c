@@ -40,11 +40,11 @@ enum group_id {
 struct session {
 	char *id;       /* owned */
 	char *first_ts; /* owned; the earliest timestamp seen */
-	char *last_ts;  /* owned; the latest */
 	char *agent;    /* owned; from the launcher's "session started" event, or NULL */
 	char *workspace;
 	char *policy;
 	char *exit;     /* owned; from "session ended: exit status N", or NULL */
+	char *end_ts;   /* owned; the session-end event's timestamp; NULL: none seen */
 	unsigned long allow, deny, asked;
 	struct group g[G_MAX];
 };
@@ -163,8 +163,8 @@ static bool set(char **slot, const char *v)
 	return true;
 }
 
-/* A launcher event's message: the agent, workspace and policy, or the exit status. */
-static bool note_launcher(struct session *x, const char *msg)
+/* A launcher event's message (at time ts): the agent, workspace and policy, or the end and exit status. */
+static bool note_launcher(struct session *x, const char *msg, const char *ts)
 {
 	static const char ended[] = "session ended: exit status ";
 	char buf[4096];
@@ -178,7 +178,8 @@ static bool note_launcher(struct session *x, const char *msg)
 			ok = set(&x->policy, buf);
 	} else if (strncmp(msg, ended, sizeof ended - 1) == 0) {
 		size_t n = strcspn(msg + sizeof ended - 1, ";");
-		if (n < sizeof buf) {
+		ok = !ts || set(&x->end_ts, ts);
+		if (ok && n < sizeof buf) {
 			memcpy(buf, msg + sizeof ended - 1, n);
 			buf[n] = '\0';
 			ok = set(&x->exit, buf);
@@ -267,12 +268,10 @@ void log_summary_add(void *ctx, json_object *ev, const char *line, size_t len,
 	bool ok = x != NULL;
 	if (ok && ts && (!x->first_ts || strcmp(ts, x->first_ts) < 0))
 		ok = set(&x->first_ts, ts);
-	if (ok && ts && (!x->last_ts || strcmp(ts, x->last_ts) > 0))
-		ok = set(&x->last_ts, ts);
 	bool action = logread_str(ev, "command") || logread_str(ev, "file") ||
 		      logread_str(ev, "network_dst");
 	if (ok && msg && !action)
-		ok = note_launcher(x, msg);
+		ok = note_launcher(x, msg, ts);
 	bool allow = decision && strcmp(decision, "allow") == 0;
 	bool deny = decision && strcmp(decision, "deny") == 0;
 	bool asked = by && strcmp(by, "policy") != 0;
@@ -287,7 +286,7 @@ void log_summary_add(void *ctx, json_object *ev, const char *line, size_t len,
 		const char *rule = logread_str(ev, "rule");
 		struct row *r = NULL;
 		if (what && deny)
-			r = group_row(&x->g[G_DENIES], what, rule ? rule : "the default", NULL);
+			r = group_row(&x->g[G_DENIES], what, rule ? rule : "", NULL); /* "": the default */
 		if (r)
 			r->n++;
 		if (what && asked && (r = group_row(&x->g[G_ASKS], what, by, decision ? decision : "-")))
@@ -307,11 +306,11 @@ void log_summary_free(struct log_summary *s)
 		struct session *x = &s->s[i];
 		free(x->id);
 		free(x->first_ts);
-		free(x->last_ts);
 		free(x->agent);
 		free(x->workspace);
 		free(x->policy);
 		free(x->exit);
+		free(x->end_ts);
 		for (int g = 0; g < G_MAX; g++)
 			group_free(&x->g[g]);
 	}
@@ -400,14 +399,21 @@ static void print_group(FILE *f, const char *title, struct group *g, enum group_
 		default:
 			fprintf(f, "      %5lu  ", r->n);
 		}
-		/* the what of denies and asks is already made safe by logread_put_what() */
+		/*
+		 * Names (programs, paths, destinations, rules' files) are quoted as
+		 * everywhere in `airlock log`; the what of denies and asks is
+		 * already quoted that way by logread_put_what().
+		 */
 		if (id == G_DENIES || id == G_ASKS)
 			fputs(r->part[0], f);
 		else
-			logread_put_text(f, r->part[0]);
+			logread_put_word(f, r->part[0]);
 		if (id == G_DENIES) {
 			fputs("  [", f);
-			logread_put_text(f, r->part[1]);
+			if (r->part[1][0])
+				logread_put_word(f, r->part[1]);
+			else
+				fputs("the default", f);
 			fputc(']', f);
 		}
 		fputc('\n', f);
@@ -433,9 +439,15 @@ static void print_session(FILE *f, struct session *x, bool color)
 	fprintf(f, "  %-10s ", "start");
 	logread_put_time(f, x->first_ts, true);
 	fprintf(f, "\n  %-10s ", "end");
-	logread_put_time(f, x->last_ts, true);
-	if (logread_time(x->first_ts, &t0, &ms0) == 0 && logread_time(x->last_ts, &t1, &ms1) == 0)
-		fprintf(f, "  (%.3f s)", (double)(t1 - t0) + ((double)ms1 - (double)ms0) / 1000.0);
+	if (!x->end_ts) /* the last event is not the end: the session may still be running */
+		fputs("(no end event: running, or the launcher was killed)", f);
+	else {
+		logread_put_time(f, x->end_ts, true);
+		if (logread_time(x->first_ts, &t0, &ms0) == 0 &&
+		    logread_time(x->end_ts, &t1, &ms1) == 0)
+			fprintf(f, "  (%.3f s)",
+				(double)(t1 - t0) + ((double)ms1 - (double)ms0) / 1000.0);
+	}
 	fputc('\n', f);
 	field(f, "agent", x->agent);
 	field(f, "workspace", x->workspace);

@@ -170,6 +170,30 @@ static json_object *parse_line(json_tokener *tok, const char *line, size_t len)
 	return o;
 }
 
+/*
+ * What makes an object no event: every event the launcher writes has a
+ * session_id and an RFC 3339 timestamp, both strings.  NULL when it has them;
+ * else a phrase for "NAME:LINE: PHRASE, skipped".  Such a line would print
+ * with placeholders ("??:??:??", "session -") rather than what happened.
+ */
+static const char *event_flaw(json_object *ev)
+{
+	json_object *v;
+	long long t;
+	unsigned ms;
+	if (!json_object_object_get_ex(ev, "timestamp", &v))
+		return "no 'timestamp'";
+	if (!json_object_is_type(v, json_type_string))
+		return "'timestamp' is not a string";
+	if (logread_time(json_object_get_string(v), &t, &ms) < 0)
+		return "'timestamp' is not an RFC 3339 time";
+	if (!json_object_object_get_ex(ev, "session_id", &v))
+		return "no 'session_id'";
+	if (!json_object_is_type(v, json_type_string))
+		return "'session_id' is not a string";
+	return NULL;
+}
+
 /* Handles one line (without its '\n'): skips blank ones, warns about bad ones, hands out the rest. */
 static void handle_line(struct logread *r, const char *line, size_t len)
 {
@@ -187,7 +211,11 @@ static void handle_line(struct logread *r, const char *line, size_t len)
 		airlock_err("%s: %s:%lu: not a JSON object, skipped", r->cmd, r->name, r->lineno);
 		return;
 	}
-	if (logread_matches(ev, r->filter))
+	const char *wrong = event_flaw(ev);
+	if (wrong) {
+		r->malformed++;
+		airlock_err("%s: %s:%lu: %s, skipped", r->cmd, r->name, r->lineno, wrong);
+	} else if (logread_matches(ev, r->filter))
 		r->fn(r->ctx, ev, line, len, r->lineno);
 	json_object_put(ev);
 }

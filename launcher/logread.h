@@ -53,7 +53,9 @@ int logread_open(const char *file, const char *cmd, char *path, size_t cap);
 /*
  * Prepares r to read fd: events passing filter (NULL: all) go to fn(ctx, ...).
  * A line that is not one JSON object (RFC 8259, valid UTF-8) is reported on
- * stderr as "airlock: CMD: NAME:LINE: not a JSON object, skipped"; blank lines
+ * stderr as "airlock: CMD: NAME:LINE: not a JSON object, skipped", and so is
+ * an object whose timestamp (RFC 3339) or session_id is missing or not a
+ * string ("NAME:LINE: 'timestamp' is not a string, skipped"); blank lines
  * are skipped silently.  Returns 0, or -ENOMEM (r is then safe to free).
  */
 int logread_init(struct logread *r, int fd, const char *name, const char *cmd,

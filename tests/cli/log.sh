@@ -208,6 +208,62 @@ else
 	fail "--json with --session prints that session's lines" "$(details)"
 fi
 
+# --summary quotes every name as the rest of `airlock log` does, and a session without its end event says so
+QLOG="$TMP/quote.jsonl"
+{
+	printf '%s\n' '{"id":"q1","timestamp":"2026-11-30T02:00:00.000Z","session_id":"eeeeeeee55555555","source":"shim","pid":5,"file":"/w/\u001b[31mred","action":"write","decision":"allow","decided_by":"policy"}'
+	printf '%s\n' '{"id":"q2","timestamp":"2026-11-30T02:00:01.000Z","session_id":"eeeeeeee55555555","source":"shim","pid":5,"file":"/w/my file","action":"write","decision":"deny","decided_by":"policy","rule":"my policy.yaml:4"}'
+	printf '%s\n' '{"id":"q3","timestamp":"2026-11-30T02:00:02.000Z","session_id":"eeeeeeee55555555","source":"shim","pid":5,"file":"/w/\u001b]0;x\u0007","action":"read","decision":"deny","decided_by":"policy"}'
+	printf '%s\n' '{"id":"q4","timestamp":"2026-11-30T02:00:03.000Z","session_id":"eeeeeeee55555555","source":"shim","pid":5,"command":"/usr/bin/\u001bcmd","args":[],"decision":"allow","decided_by":"policy"}'
+	printf '%s\n' '{"id":"q5","timestamp":"2026-11-30T02:00:04.000Z","session_id":"eeeeeeee55555555","source":"proxy","network_dst":"a\u001bb:443","decision":"allow","decided_by":"policy"}'
+} >"$QLOG"
+run log --summary "$QLOG"
+has "--summary: a written path with a control character is \$'...'-quoted" out "          1      0  \$'/w/\\x1b[31mred'"
+has "--summary: a written path with a space is '...'-quoted" out "          0      1  '/w/my file'"
+has "--summary: a denied read is quoted too" out "          1  \$'/w/\\x1b]0;x\\x07'"
+has "--summary: a program is quoted too" out "          1      0  \$'\\x1bcmd'"
+has "--summary: a destination is quoted too" out "\$'a\\x1bb:443'"
+has "--summary: a rule's file is quoted too" out "  ['my policy.yaml:4']"
+if LC_ALL=C grep -q "$(printf '\033')" "$TMP/out"; then
+	fail "--summary: no escape byte reaches the terminal" "$(details)"
+else
+	pass "--summary: no escape byte reaches the terminal"
+fi
+has "--summary: no end event: the session may be running" out \
+	"  end        (no end event: running, or the launcher was killed)"
+lacks "--summary: no end event: no made-up end time" out "2026-11-30 02:00:04"
+
+# lines whose timestamp or session_id is not a string are malformed, not shown with placeholders
+OLOG="$TMP/odd.jsonl"
+{
+	sed -n 1p "$LOG"
+	printf '%s\n' '{"id":"o1","timestamp":5,"session_id":"aaaaaaaa11111111","source":"shim","pid":1,"command":"/bin/x","args":[],"decision":"allow"}'
+	printf '%s\n' '{"id":"o2","session_id":"aaaaaaaa11111111","source":"shim","pid":1,"command":"/bin/y","args":[],"decision":"allow"}'
+	printf '%s\n' '{"id":"o3","timestamp":"2026-11-30T01:02:03.456Z","session_id":7,"source":"shim","pid":1,"command":"/bin/z","args":[],"decision":"allow"}'
+	printf '%s\n' '{"id":"o4","timestamp":"2026-11-30T01:02:03.456Z","source":"shim","pid":1,"command":"/bin/w","args":[],"decision":"allow"}'
+	printf '%s\n' '{"id":"o5","timestamp":"yesterday","session_id":"aaaaaaaa11111111","source":"shim","pid":1,"command":"/bin/v","args":[],"decision":"allow"}'
+	printf '%s\n' '{"id":"o6","timestamp":null,"session_id":"aaaaaaaa11111111","source":"launcher","pid":1,"message":"hello"}'
+} >"$OLOG"
+lines "odd timestamps and session ids: only the good event is printed" 1 log "$OLOG"
+lacks "odd timestamps: no ??:?? placeholder time" out "??:"
+has "a number as timestamp is reported" err "odd.jsonl:2: 'timestamp' is not a string, skipped"
+has "a missing timestamp is reported" err "odd.jsonl:3: no 'timestamp', skipped"
+has "a number as session_id is reported" err "odd.jsonl:4: 'session_id' is not a string, skipped"
+has "a missing session_id is reported" err "odd.jsonl:5: no 'session_id', skipped"
+has "an unreadable timestamp is reported" err "odd.jsonl:6: 'timestamp' is not an RFC 3339 time, skipped"
+has "a null timestamp is reported" err "odd.jsonl:7: 'timestamp' is not a string, skipped"
+run log --summary "$OLOG"
+lacks "--summary: no 'session -' for events without a session" out "session -"
+lacks "--summary: no ???? dates" out "????"
+has "--summary: the odd lines are reported there too" err "odd.jsonl:2: 'timestamp' is not a string, skipped"
+has "--summary: only the good event is counted" out "  events     1: 0 allowed, 1 denied, 0 asked"
+run log --json "$OLOG"
+if [ "$RC" = 0 ] && [ "$(wc -l <"$TMP/out" | tr -d ' ')" = 1 ]; then
+	pass "--json leaves the odd lines out too"
+else
+	fail "--json leaves the odd lines out too" "$(details)"
+fi
+
 # ---- other inputs ---------------------------------------------------------------
 "$AIRLOCK" log - <"$LOG" >"$TMP/out" 2>"$TMP/err"
 RC=$?
