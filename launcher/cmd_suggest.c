@@ -50,6 +50,19 @@ const char cmd_suggest_usage[] =
 	"about any other program, write or connection the log never saw.\n"
 	"Each rule's comment says how many events it covers and who decided them.\n"
 	"\n"
+	"The deny rules of the built-in default policy (secrets such as .env and\n"
+	"~/.ssh, private keys, destructive commands, metadata services), and those\n"
+	"of the policy each recorded session ran under when its file still loads,\n"
+	"are carried over in blocks of their own, with their reasons: a permissive\n"
+	"learning run does not lose them.  A carried-over rule that would deny\n"
+	"something the log recorded as allowed or asked about is left out, said in\n"
+	"a comment and on stderr: a human or the session's policy decided otherwise.\n"
+	"\n"
+	"A path whose name held bytes that are not UTF-8 is logged with U+FFFD in\n"
+	"their place; a deny or ask rule for it is a glob with `*` for each run of\n"
+	"U+FFFD (wider, never narrower), and no allow rule names it (left to the\n"
+	"default, said in a comment).\n"
+	"\n"
 	"  LOG               the audit log (JSON Lines), or - for standard input\n"
 	"  --session ID      only the events of session ID (or of sessions it begins);\n"
 	"                    default: every session in the log\n"
@@ -61,8 +74,15 @@ const char cmd_suggest_usage[] =
 	"A line that is not an event is reported on stderr as LOG:LINE: what is wrong,\n"
 	"and skipped.  An event decided both ways is denied, with a warning.\n"
 	"\n"
-	"Exit status: 0 success; 1 the log cannot be read or FILE cannot be written;\n"
-	"2 usage error, or a log with no usable events.\n";
+	"Last, the policy is checked against the log: each action decided by it as\n"
+	"`airlock check` would.  Any action it decides otherwise than the log (two\n"
+	"runs args matching cannot tell apart, such as `sh -c 'echo hi'` and\n"
+	"`sh '-c echo' hi`; a widened U+FFFD glob) is listed on stderr.\n"
+	"\n"
+	"Exit status: 0 success: the policy decides every event as the log did;\n"
+	"1 the policy was written but decides some event otherwise (listed on\n"
+	"stderr), or the log cannot be read, or FILE cannot be written; 2 usage\n"
+	"error, or a log with no usable events.\n";
 
 /* ---- the events ------------------------------------------------------------------- */
 
@@ -95,11 +115,12 @@ struct action {
 	unsigned long line;   /* of its first event */
 	char *reason;         /* owned; the first event's reason, or NULL */
 	long rule;            /* the suggested rule covering it, -1 none yet */
+	bool unnamed;         /* an allowed path with U+FFFD no rule could name: left to the default */
 };
 
 /* A session, as its launcher events describe it. */
 struct session {
-	char *id, *agent, *workspace, *first_ts, *last_ts, *exit; /* owned; NULL: not recorded */
+	char *id, *agent, *workspace, *policy, *first_ts, *last_ts, *exit; /* owned; NULL: not recorded */
 };
 
 /* One suggested rule. */
@@ -114,6 +135,15 @@ struct rule {
 	const struct action *example;
 };
 
+/* A deny rule carried over from another policy. */
+struct carried {
+	char *yaml;    /* owned; the list item after "- ", without its reason */
+	char *reason;  /* owned, or NULL */
+	char *where;   /* owned; "FILE:LINE" of the rule in its policy */
+	size_t from;   /* its policy: index into suggest.from */
+	const struct action *contra; /* what the log allowed or asked about that it denies: left out */
+};
+
 struct suggest {
 	const char *log_name;
 	struct action *a;
@@ -126,6 +156,10 @@ struct suggest {
 	size_t nr, rcap;
 	char *home;      /* owned; no trailing '/' */
 	char *workspace; /* owned; NULL: no ./ patterns */
+	struct carried *c; /* deny rules carried over, in their policies' order */
+	size_t nc, ccap;
+	char **from;       /* owned; what each carried-over block is from, for its heading */
+	size_t nfrom, fcap;
 	bool oom;
 };
 
@@ -214,6 +248,10 @@ static void note_launcher(struct suggest *sg, struct session *x, const char *msg
 		if (logread_start_field(msg, "workspace", buf, sizeof buf) == 0 && buf[0] == '/') {
 			free(x->workspace);
 			x->workspace = dup_or_null(buf, &sg->oom);
+		}
+		if (logread_start_field(msg, "policy", buf, sizeof buf) == 0) {
+			free(x->policy);
+			x->policy = dup_or_null(buf, &sg->oom);
 		}
 	} else if (strncmp(msg, ended, sizeof ended - 1) == 0) {
 		size_t n = strcspn(msg + sizeof ended - 1, ";");
@@ -560,6 +598,34 @@ static void put_glob_literal(FILE *f, const char *s)
 	}
 }
 
+/*
+ * U+FFFD in UTF-8: what the audit log writes for each run of bytes of a name
+ * that are not UTF-8 (JSON and YAML cannot carry them).  A pattern holding
+ * it never matches the real name.
+ */
+#define LOST "\xEF\xBF\xBD"
+
+static bool has_lost(const char *s, size_t n)
+{
+	return memmem(s, n, LOST, 3) != NULL;
+}
+
+/* A path's bytes as a path glob: specials quoted by '\', each run of U+FFFD '*' (not crossing '/'). */
+static void put_path_glob(FILE *f, const char *s)
+{
+	while (*s) {
+		if (strncmp(s, LOST, 3) == 0) {
+			fputc('*', f);
+			while (strncmp(s, LOST, 3) == 0)
+				s += 3;
+			continue;
+		}
+		if (strchr("*?[\\", *s))
+			fputc('\\', f);
+		fputc(*s++, f);
+	}
+}
+
 /* The first n arguments of a joined by single spaces, written to f. */
 static void put_args(FILE *f, const struct action *a, size_t n)
 {
@@ -810,7 +876,7 @@ static char *file_item(const char *pattern, unsigned faction, const char *match)
 	return item;
 }
 
-/* ANCHOR + the path below root up to (not including) byte end, glob-quoted, + tail. */
+/* ANCHOR + the path below root up to (not including) byte end as a glob (put_path_glob()), + tail. */
 static char *path_pattern(const char *anchor, const char *path, size_t root, size_t end,
 			  const char *tail)
 {
@@ -822,7 +888,7 @@ static char *path_pattern(const char *anchor, const char *path, size_t root, siz
 	fputs(anchor, f);
 	char *part = strndup(path + root, end - root);
 	if (part)
-		put_glob_literal(f, part);
+		put_path_glob(f, part);
 	free(part);
 	fputs(tail, f);
 	if (fclose(f) != 0 || !part) {
@@ -845,13 +911,17 @@ static void take_file(struct list *l, char *pattern, unsigned faction, const cha
  * workspace (./), the home directory (~/, from its first level: never all
  * of it), /tmp.  Then the path itself as a
  * glob (which also covers what is below it, when it is a directory), and
- * last the absolute path with match: exact.
+ * last the absolute path with match: exact.  A path with U+FFFD (bytes the
+ * log could not record) cannot be named exactly: allow rules are offered
+ * only up to the directory above its first U+FFFD; a deny or ask rule is
+ * the path as a glob, each run of U+FFFD a '*' (wider, never narrower).
  */
 static void file_candidates(const struct suggest *sg, const struct action *a, struct list *l)
 {
 	const char *p = a->path, *anchor = NULL;
 	size_t root = 0, len = strlen(p);
 	bool whole = true; /* the anchor's own "**" may be offered */
+	bool lost = has_lost(p, len), named = !lost || a->outcome != POLICY_ALLOW;
 	if (sg->workspace && strcmp(sg->workspace, "/") != 0 && under(p, sg->workspace)) {
 		anchor = "./";
 		root = strlen(sg->workspace) + 1;
@@ -867,15 +937,18 @@ static void file_candidates(const struct suggest *sg, const struct action *a, st
 		if (a->outcome == POLICY_ALLOW) {
 			if (whole)
 				take_file(l, format("%s**", anchor), a->faction, NULL);
-			for (const char *s = strchr(p + root, '/'); s; s = strchr(s + 1, '/'))
+			for (const char *s = strchr(p + root, '/'); s && !has_lost(p, (size_t)(s - p));
+			     s = strchr(s + 1, '/'))
 				take_file(l, path_pattern(anchor, p, root, (size_t)(s - p), "/**"),
 					  a->faction, NULL);
 		}
-		take_file(l, path_pattern(anchor, p, root, len, ""), a->faction, NULL);
-	} else {
+		if (named)
+			take_file(l, path_pattern(anchor, p, root, len, ""), a->faction, NULL);
+	} else if (named) {
 		take_file(l, path_pattern("", p, 0, len, ""), a->faction, NULL);
 	}
-	take_file(l, strdup(p), a->faction, "exact");
+	if (!lost)
+		take_file(l, strdup(p), a->faction, "exact");
 }
 
 /* A network rule item for destination. */
@@ -939,12 +1012,16 @@ static void add_rule(struct suggest *sg, struct candidate *c, const struct actio
 
 /*
  * The first of a's candidates that covers a and no action the log decided
- * otherwise becomes a rule.  Returns false when none does.
+ * otherwise becomes a rule.  Returns false when none does.  A denied or
+ * asked path with U+FFFD has only its glob: it becomes the rule even when it
+ * covers more (a deny is better wider than never matching); verify() then
+ * names what it decides otherwise.
  */
 static bool choose(struct suggest *sg, const struct action *a)
 {
 	struct list l = { 0 };
 	bool done = false;
+	bool widen = a->kind == K_FILE && a->outcome != POLICY_ALLOW && has_lost(a->path, strlen(a->path));
 	if (a->kind == K_EXEC)
 		exec_candidates(sg, a, &l);
 	else if (a->kind == K_FILE)
@@ -962,7 +1039,12 @@ static bool choose(struct suggest *sg, const struct action *a)
 				const struct action *b = &sg->a[j];
 				pure = b->kind != a->kind || b->outcome == a->outcome || !covers(&c, b);
 			}
-			if (pure) {
+			if (!pure && widen)
+				airlock_err("suggest: %s:%lu: the path's name holds bytes the log could "
+					    "not record (U+FFFD); its glob %s also covers what the log "
+					    "decided otherwise",
+					    sg->log_name, a->line, c.yaml);
+			if (pure || widen) {
 				add_rule(sg, &c, a);
 				done = true;
 			}
@@ -981,7 +1063,15 @@ static void choose_all(struct suggest *sg)
 			struct action *a = &sg->a[i];
 			if (a->outcome != order[o] || a->rule >= 0 || !needs_rule(a))
 				continue;
-			if (!choose(sg, a))
+			if (choose(sg, a))
+				continue;
+			if (a->kind == K_FILE && has_lost(a->path, strlen(a->path))) {
+				a->unnamed = true;
+				airlock_err("suggest: %s:%lu: the path's name holds bytes the log could "
+					    "not record (U+FFFD): no allow rule can name it exactly; left "
+					    "to the default",
+					    sg->log_name, a->line);
+			} else
 				airlock_err("suggest: %s:%lu: no rule can tell this %s from what was "
 					    "decided otherwise; left to the default",
 					    sg->log_name, a->line,
@@ -989,7 +1079,7 @@ static void choose_all(struct suggest *sg)
 		}
 }
 
-/* ---- the policy text -------------------------------------------------------------- */
+/* ---- describing actions --------------------------------------------------------- */
 
 /* A comment's text: one line, control characters as \xNN, at most max bytes (then "..."). */
 static void put_comment_text(FILE *f, const char *s, size_t max)
@@ -1007,14 +1097,14 @@ static void put_comment_text(FILE *f, const char *s, size_t max)
 	}
 }
 
-/* What an action did, for a comment: "exec PROGRAM ARGS", "write PATH", "connect HOST:PORT". */
-static void put_example(FILE *f, const struct action *a)
+/* What an action did: "exec PROGRAM ARGS", "write PATH", "connect HOST:PORT"; malloc'ed, or NULL. */
+static char *example_text(const struct action *a)
 {
 	char *buf = NULL;
 	size_t len = 0;
 	FILE *g = open_memstream(&buf, &len);
 	if (!g)
-		return;
+		return NULL;
 	if (a->kind == K_EXEC) {
 		fputs("exec ", g);
 		logread_put_word(g, a->program);
@@ -1031,9 +1121,207 @@ static void put_example(FILE *f, const struct action *a)
 		fprintf(g, strchr(a->host, ':') ? "connect [%s]:%u" : "connect %s:%u", a->host, a->port);
 	}
 	if (fclose(g) == 0)
+		return buf;
+	free(buf);
+	return NULL;
+}
+
+/* example_text(a) in a comment: one line, at most 100 bytes. */
+static void put_example(FILE *f, const struct action *a)
+{
+	char *buf = example_text(a);
+	if (buf)
 		put_comment_text(f, buf, 100);
 	free(buf);
 }
+
+/* ---- deny rules carried over ----------------------------------------------------- */
+
+/*
+ * A rule of a loaded policy as a list item after "- " (continuation lines
+ * indented 4), without its reason: the same rule when loaded again.
+ */
+static char *rule_item(const struct policy_rule *r)
+{
+	static const char *const actions[] = { "read", "write", "exec" };
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	if (!f)
+		return NULL;
+	if (r->kind == POLICY_RULE_COMMAND) {
+		fputs("command: ", f);
+		put_yaml_string(f, r->command);
+		if (r->args) {
+			fputs("\n    args: ", f);
+			put_yaml_string(f, r->args);
+		}
+	} else if (r->kind == POLICY_RULE_FILE) {
+		fputs("file: { path: ", f);
+		put_yaml_string(f, r->path);
+		if (r->actions != POLICY_FILE_ALL) {
+			bool one = (r->actions & (r->actions - 1)) == 0;
+			const char *sep = one ? ", action: " : ", action: [";
+			for (unsigned i = 0; i < 3; i++)
+				if (r->actions & (1u << i)) {
+					fprintf(f, "%s%s", sep, actions[i]);
+					sep = ", ";
+				}
+			if (!one)
+				fputc(']', f);
+		}
+		fputs(" }", f);
+	} else {
+		fputs("network: { destination: ", f);
+		put_yaml_string(f, r->destination);
+		fputs(" }", f);
+	}
+	if (r->match != POLICY_MATCH_GLOB)
+		fprintf(f, "\n    match: %s", policy_match_name(r->match));
+	if (fclose(f) != 0) {
+		free(buf);
+		return NULL;
+	}
+	return buf;
+}
+
+/* The first action the log allowed or asked about that rule c denies, or NULL. */
+static const struct action *contradicted(const struct suggest *sg, const struct candidate *c)
+{
+	for (size_t i = 0; i < sg->na; i++)
+		if (sg->a[i].outcome != POLICY_DENY && covers(c, &sg->a[i]))
+			return &sg->a[i];
+	return NULL;
+}
+
+/* Carries over p's deny rules not carried already; label heads their block. */
+static void carry_policy(struct suggest *sg, const struct policy *p, const char *label)
+{
+	char **from = xrealloc_array(sg->from, &sg->fcap, sg->nfrom, sizeof *from);
+	if (!from || !(from[sg->nfrom] = strdup(label))) {
+		sg->oom = true;
+		sg->from = from ? from : sg->from;
+		return;
+	}
+	sg->from = from;
+	size_t block = sg->nfrom++;
+	for (size_t i = 0; i < p->nrules && !sg->oom; i++) {
+		const struct policy_rule *r = &p->rules[i];
+		struct candidate c = { 0 };
+		bool seen = false;
+		if (r->list != POLICY_LIST_DENY)
+			continue;
+		if (!(c.yaml = rule_item(r))) {
+			sg->oom = true;
+			break;
+		}
+		for (size_t k = 0; k < sg->nc && !seen; k++)
+			seen = strcmp(sg->c[k].yaml, c.yaml) == 0;
+		if (!seen && !candidate_compile(sg, &c)) {
+			airlock_err("suggest: %s:%u: this deny rule does not compile here; not carried over",
+				    p->source, r->pos.line);
+			seen = true;
+		}
+		struct carried *k = seen ? NULL : xrealloc_array(sg->c, &sg->ccap, sg->nc, sizeof *k);
+		if (!seen && !k)
+			sg->oom = true;
+		if (!seen && k) {
+			sg->c = k;
+			k = &sg->c[sg->nc++];
+			*k = (struct carried){ .yaml = c.yaml, .from = block, .contra = contradicted(sg, &c),
+					       .reason = dup_or_null(r->reason, &sg->oom),
+					       .where = format("%s:%u", p->source, r->pos.line) };
+			c.yaml = NULL;
+			sg->oom |= !k->where;
+		}
+		candidate_free(&c);
+	}
+}
+
+/*
+ * The policy file session x ran under (a relative name is its workspace's),
+ * real path when it exists, malloc'ed; NULL for the built-in one, one the log
+ * does not tell (said on stderr), or out of memory.
+ */
+static char *session_policy(const struct session *x)
+{
+	if (!x->policy || strcmp(x->policy, "<default>") == 0)
+		return NULL;
+	char *path = NULL, *real;
+	if (x->policy[0] == '/')
+		path = strdup(x->policy);
+	else if (x->workspace)
+		path = format("%s/%s", x->workspace, x->policy);
+	if (path && (real = realpath(path, NULL))) {
+		free(path);
+		path = real;
+	}
+	if (path || x->policy[0] == '/' || x->workspace)
+		return path;
+	airlock_err("suggest: session %s ran under the policy %s, relative to a workspace the log "
+		    "does not name: its deny rules are not carried over",
+		    x->id, x->policy);
+	return NULL;
+}
+
+/*
+ * Carries over the deny rules of the built-in default policy, then those of
+ * each recorded session's policy file (a relative name is the session's
+ * workspace's) when it still loads.
+ */
+static void carry_over(struct suggest *sg)
+{
+	struct policy_error err;
+	size_t len;
+	const char *text = policy_default_text(&len);
+	struct policy *p = policy_load_buffer("<default>", text, len, &err);
+	if (!p) {
+		airlock_err("suggest: the built-in default policy does not load (a bug)");
+		sg->oom = true;
+		return;
+	}
+	carry_policy(sg, p, "the built-in default policy (what `airlock init` writes)");
+	policy_free(p);
+	for (size_t i = 0; i < sg->ns; i++) { /* each policy file by its real path */
+		char *path = session_policy(&sg->s[i]);
+		free(sg->s[i].policy);
+		sg->s[i].policy = path;
+	}
+	for (size_t i = 0; i < sg->ns && !sg->oom; i++) {
+		const struct session *x = &sg->s[i];
+		char *label, msg[1600];
+		bool done = !x->policy;
+		for (size_t k = 0; k < i && !done; k++)
+			done = sg->s[k].policy && strcmp(sg->s[k].policy, x->policy) == 0;
+		if (done)
+			continue;
+		if (!(p = policy_load_file(x->policy, &err))) {
+			policy_error_format(&err, msg, sizeof msg);
+			airlock_err("suggest: session %s ran under the policy %s, which does not load now "
+				    "(%s): its deny rules are not carried over",
+				    x->id, x->policy, msg);
+		} else if (!(label = format("the policy session %s ran under, %s", x->id, x->policy))) {
+			sg->oom = true;
+		} else {
+			carry_policy(sg, p, label);
+			free(label);
+		}
+		policy_free(p);
+	}
+	for (size_t k = 0; k < sg->nc; k++) {
+		const struct carried *c = &sg->c[k];
+		char *what = c->contra ? example_text(c->contra) : NULL;
+		if (c->contra)
+			airlock_err("suggest: %s: this deny rule is not carried over: it would deny %s, "
+				    "which the log recorded as %s (%s:%lu)",
+				    c->where, what ? what : "an action",
+				    c->contra->outcome == POLICY_ALLOW ? "allowed" : "asked about",
+				    sg->log_name, c->contra->line);
+		free(what);
+	}
+}
+
+/* ---- the policy text -------------------------------------------------------------- */
 
 static void put_rule(FILE *f, const struct rule *r)
 {
@@ -1161,7 +1449,10 @@ static void put_header(FILE *f, const struct suggest *sg, const char *filter)
 	fputs(".\n#\n"
 	      "# Each rule covers what its comment says and nothing the log decided otherwise:\n"
 	      "# allow rules widen (to an argument prefix, ./**, a directory, a host) only while\n"
-	      "# they cover nothing that was denied.  Read it before you use it:\n"
+	      "# they cover nothing that was denied.  The deny rules of the built-in default\n"
+	      "# policy, and of the policy the session ran under, are carried over after the\n"
+	      "# log's own, less any that would deny what the log allowed.  Read it before\n"
+	      "# you use it:\n"
 	      "#   airlock check --policy FILE           # valid?\n"
 	      "#   airlock run --policy FILE -- AGENT    # what the log never saw asks\n"
 	      "version: 1\n\n"
@@ -1170,10 +1461,87 @@ static void put_header(FILE *f, const struct suggest *sg, const char *filter)
 	      f);
 }
 
+/* A rule's item on one line, for a comment: its lines joined by ", ". */
+static void put_item_comment(FILE *f, const char *yaml)
+{
+	for (const char *p = yaml; *p;) {
+		size_t n = strcspn(p, "\n");
+		char *line = strndup(p, n);
+		if (line)
+			put_comment_text(f, line, 200);
+		free(line);
+		p += n;
+		if (*p) {
+			fputs(", ", f);
+			p += strspn(p, "\n ");
+		}
+	}
+}
+
+/* The carried-over deny rules, a block per policy they come from (in the deny list). */
+static void put_carried(FILE *f, const struct suggest *sg)
+{
+	for (size_t b = 0; b < sg->nfrom; b++) {
+		bool any = false;
+		for (size_t k = 0; k < sg->nc && !any; k++)
+			any = sg->c[k].from == b;
+		if (!any)
+			continue;
+		fputs("\n  # ---- carried over from ", f);
+		put_comment_text(f, sg->from[b], 300);
+		fputs("\n  # Its deny rules, kept whatever the log saw: the paths they name stay\n"
+		      "  # masked in the sandbox too.  One that would deny what the log recorded\n"
+		      "  # as allowed or asked about is left out, as said here.\n",
+		      f);
+		for (size_t k = 0; k < sg->nc; k++) {
+			const struct carried *c = &sg->c[k];
+			if (c->from != b)
+				continue;
+			if (c->contra) {
+				fputs("  # left out (", f);
+				put_comment_text(f, c->where, 200);
+				fputs("): ", f);
+				put_item_comment(f, c->yaml);
+				fputs("\n  #   it would deny ", f);
+				put_example(f, c->contra);
+				fprintf(f, ", which the log recorded as %s (line %lu): decided otherwise\n",
+					c->contra->outcome == POLICY_ALLOW ? "allowed" : "asked about",
+					c->contra->line);
+				continue;
+			}
+			fprintf(f, "  - %s\n    reason: ", c->yaml);
+			put_yaml_string(f, c->reason ? c->reason : "denied by the policy it comes from");
+			fputc('\n', f);
+		}
+	}
+}
+
+/* The allowed paths no rule could name (U+FFFD), as a comment; nothing when there are none. */
+static void put_unnamed(FILE *f, const struct suggest *sg)
+{
+	bool first = true;
+	for (size_t i = 0; i < sg->na; i++) {
+		if (!sg->a[i].unnamed)
+			continue;
+		if (first)
+			fputs("\n# Not named: these paths' names held bytes that are not UTF-8, which the\n"
+			      "# log recorded as U+FFFD, so no allow rule can name them exactly; left to\n"
+			      "# the default.\n",
+			      f);
+		first = false;
+		fputs("#   ", f);
+		put_example(f, &sg->a[i]);
+		fprintf(f, " (line %lu)\n", sg->a[i].line);
+	}
+}
+
 /* Writes the whole policy to f. */
 static void put_policy(FILE *f, struct suggest *sg, const char *filter)
 {
 	static const char *const lists[POLICY_LIST_MAX] = { "deny", "ask", "allow" };
+	bool carried = false;
+	for (size_t k = 0; k < sg->nc && !carried; k++)
+		carried = !sg->c[k].contra;
 	put_header(f, sg, filter);
 	if (sg->nr > 1)
 		qsort(sg->r, sg->nr, sizeof *sg->r, by_list_kind_count);
@@ -1187,7 +1555,15 @@ static void put_policy(FILE *f, struct suggest *sg, const char *filter)
 			first = false;
 			put_rule(f, &sg->r[i]);
 		}
+		if (l == POLICY_LIST_DENY && (carried || sg->nc)) {
+			if (first && carried)
+				fputs("\ndeny:\n", f);
+			else if (first)
+				fputs("\n# deny: (no rule: the carried-over ones all left out)\n", f);
+			put_carried(f, sg);
+		}
 	}
+	put_unnamed(f, sg);
 	put_sandbox(f, sg);
 }
 
@@ -1293,6 +1669,7 @@ static void suggest_free(struct suggest *sg)
 		free(x->id);
 		free(x->agent);
 		free(x->workspace);
+		free(x->policy);
 		free(x->first_ts);
 		free(x->last_ts);
 		free(x->exit);
@@ -1303,6 +1680,15 @@ static void suggest_free(struct suggest *sg)
 	free(sg->r);
 	free(sg->home);
 	free(sg->workspace);
+	for (size_t k = 0; k < sg->nc; k++) {
+		free(sg->c[k].yaml);
+		free(sg->c[k].reason);
+		free(sg->c[k].where);
+	}
+	free(sg->c);
+	for (size_t b = 0; b < sg->nfrom; b++)
+		free(sg->from[b]);
+	free(sg->from);
 }
 
 /* Writes len bytes of text to path (replaced) or stdout.  Exit status. */
@@ -1370,6 +1756,7 @@ int cmd_suggest(int argc, char **argv)
 		return AIRLOCK_EXIT_FAILURE;
 	}
 	choose_all(&sg);
+	carry_over(&sg);
 	FILE *f = open_memstream(&text, &len);
 	if (f && !sg.oom)
 		put_policy(f, &sg, args.session);
@@ -1379,8 +1766,14 @@ int cmd_suggest(int argc, char **argv)
 		suggest_free(&sg);
 		return AIRLOCK_EXIT_FAILURE;
 	}
-	verify(&sg, text, len);
+	unsigned long bad = verify(&sg, text, len);
 	status = write_out(args.output, text, len);
+	if (bad && status == AIRLOCK_EXIT_OK) {
+		airlock_err("suggest: the suggested policy decides %lu action%s otherwise than the log "
+			    "(above)%s; exit status 1",
+			    bad, bad == 1 ? "" : "s", args.output ? ", written all the same" : "");
+		status = AIRLOCK_EXIT_FAILURE;
+	}
 	free(text);
 	suggest_free(&sg);
 	return status;

@@ -110,6 +110,14 @@ roundtrip() {
 	fi
 }
 
+# has_file / lacks_file DESC FILE TEXT: FILE contains TEXT, or not.
+lacks_file() {
+	if grep -qF -- "$3" "$2"; then fail "$1" "'$3' in $2" "$(cat "$2")"; else pass "$1"; fi
+}
+has_file() {
+	if grep -qF -- "$3" "$2"; then pass "$1"; else fail "$1" "no '$3' in $2" "$(cat "$2")"; fi
+}
+
 # ---- recorded sessions: real programs under airlock run --headless ------------------
 CAN_RUN=
 mkdir -p "$TMP/probe"
@@ -249,6 +257,76 @@ deny:
 	fi
 fi
 
+# ---- the learning run keeps the default protections; names that are not UTF-8 ----------
+if [ -z "$CAN_RUN" ]; then
+	skip "learn: the learning run keeps the built-in default's deny rules" "airlock run cannot run here (see airlock doctor)"
+	skip "ff: a denied file whose name is not UTF-8 stays denied" "airlock run cannot run here (see airlock doctor)"
+else
+	# the reviewer's reproduction: a --trace run under `default: allow` in a workspace with a .env
+	L="$TMP/learn"
+	mkdir -p "$L" "$HOME/.ssh"
+	echo 'TOKEN=learn-secret-42' >"$L/.env"
+	echo readme >"$L/README"
+	echo 'fake key' >"$HOME/.ssh/id_rsa"
+	record learn 'version: 1
+default: allow' --trace -- sh -c 'ls; cat README; echo x > out.txt; git status --short'
+	roundtrip learn "$TMP/learn.jsonl" "$L"
+	P="$TMP/learn.suggested.yaml"
+	has_file "learn: the built-in default's deny rules are carried over in their own block" "$P" \
+		"# ---- carried over from the built-in default policy"
+	has_file "learn: carried-over rules keep their reasons" "$P" 'reason: "Environment files hold secrets"'
+	(cd "$L" && "$AIRLOCK" check --policy "$P" open .env --read) >"$TMP/out" 2>"$TMP/err"
+	RC=$?
+	if [ "$RC" = 4 ]; then pass "learn: reading .env is denied"; else fail "learn: reading .env is denied" "$(details)"; fi
+	(cd "$L" && "$AIRLOCK" check --policy "$P" open "$HOME/.ssh/id_rsa" --read) >"$TMP/out" 2>"$TMP/err"
+	RC=$?
+	if [ "$RC" = 4 ]; then pass "learn: reading ~/.ssh/id_rsa is denied"; else fail "learn: reading ~/.ssh/id_rsa is denied" "$(details)"; fi
+	(cd "$L" && "$AIRLOCK" check --policy "$P" exec rm -rf /) >"$TMP/out" 2>"$TMP/err"
+	RC=$?
+	if [ "$RC" = 4 ]; then pass "learn: rm -rf / is denied"; else fail "learn: rm -rf / is denied" "$(details)"; fi
+	(cd "$L" && "$AIRLOCK" run --headless --policy "$P" -- sh -c 'cat .env') >"$TMP/out" 2>&1
+	if grep -q learn-secret-42 "$TMP/out"; then
+		fail "learn: run under the suggested policy does not print the secret" "$(cat "$TMP/out")"
+	else
+		pass "learn: run under the suggested policy does not print the secret"
+	fi
+	# the shell itself (allowed: the learning run ran it) reading .env, no cat needed
+	(cd "$L" && "$AIRLOCK" run --headless --policy "$P" -- sh -c 'read l < .env; echo "got $l"') >"$TMP/out" 2>&1
+	if grep -q learn-secret-42 "$TMP/out"; then
+		fail "learn: not even the allowed shell reads the secret" "$(cat "$TMP/out")"
+	else
+		pass "learn: not even the allowed shell reads the secret"
+	fi
+
+	# a file named sec\xff, read-denied (asked about, denied by --headless): the log says sec<U+FFFD>
+	F="$TMP/ff"
+	FF=$(printf 'sec\377')
+	mkdir -p "$F"
+	echo 'ff-secret' >"$F/$FF"
+	echo public >"$F/notes"
+	record ff 'version: 1
+default: allow
+ask:
+  - file: { path: "./sec*", action: read }' --trace -- sh -c 'cat sec*; cat notes; true'
+	if grep -q 'sec\\ufffd\|sec'"$(printf '\357\277\275')" "$TMP/ff.jsonl"; then
+		pass "ff: the log names the file with U+FFFD"
+	else
+		fail "ff: the log names the file with U+FFFD" "$(cat "$TMP/ff.jsonl")"
+	fi
+	roundtrip ff "$TMP/ff.jsonl" "$F"
+	P="$TMP/ff.suggested.yaml"
+	has_file "ff: the deny rule is a glob, U+FFFD as *" "$P" 'path: "./sec*", action: read'
+	(cd "$F" && "$AIRLOCK" check --policy "$P" open "$FF" --read) >"$TMP/out" 2>"$TMP/err"
+	RC=$?
+	if [ "$RC" = 4 ]; then pass "ff: reading sec\\xff is denied"; else fail "ff: reading sec\\xff is denied" "$(details)" "$(cat "$P")"; fi
+	(cd "$F" && "$AIRLOCK" run --headless --policy "$P" -- sh -c 'cat sec*') >"$TMP/out" 2>&1
+	if grep -q ff-secret "$TMP/out"; then
+		fail "ff: run under the suggested policy does not print it" "$(cat "$TMP/out")"
+	else
+		pass "ff: run under the suggested policy does not print it"
+	fi
+fi
+
 # ---- hand-written logs ------------------------------------------------------------
 # ev SESSION FIELDS: one event line.
 n=0
@@ -258,7 +336,7 @@ ev() {
 		"$n" "$((n % 60))" "$1" "$2"
 }
 start() {
-	printf '{"id":"s","timestamp":"2026-11-30T01:00:00.000Z","session_id":"%s","source":"launcher","pid":1,"message":"session started: /usr/bin/agent; policy p.yaml; workspace %s; bubblewrap sandbox"}\n' "$1" "$2"
+	printf '{"id":"s","timestamp":"2026-11-30T01:00:00.000Z","session_id":"%s","source":"launcher","pid":1,"message":"session started: /usr/bin/agent; policy %s; workspace %s; bubblewrap sandbox"}\n' "$1" "${3:-<default>}" "$2"
 }
 S=aaaaaaaa11111111
 
@@ -287,12 +365,6 @@ mkdir -p "$W"
 } >"$TMP/hand.jsonl"
 roundtrip hand "$TMP/hand.jsonl" "$W"
 P="$TMP/hand.suggested.yaml"
-lacks_file() {
-	if grep -qF -- "$3" "$2"; then fail "$1" "'$3' in $2" "$(cat "$2")"; else pass "$1"; fi
-}
-has_file() {
-	if grep -qF -- "$3" "$2"; then pass "$1"; else fail "$1" "no '$3' in $2" "$(cat "$2")"; fi
-}
 lacks_file "never widened over a deny: no ./** write rule" "$P" 'path: "./**"'
 lacks_file "never widened over a deny: no ./a/** write rule" "$P" 'path: "./a/**"'
 has_file "a directory with nothing denied in it is widened: ./b/**" "$P" 'path: "./b/**"'
@@ -306,7 +378,8 @@ has_file "a denied subcommand keeps git's allow rules to their prefixes" "$P" 'a
 expect "no rule allows git with any arguments: an unseen subcommand asks" 3 check --policy "$P" exec /usr/bin/git frobnicate
 expect "git status with other arguments is allowed (the stable prefix)" 0 check --policy "$P" exec /usr/bin/git status
 expect "git push is denied" 4 check --policy "$P" exec /usr/bin/git push origin main
-expect "another git push is not allowed" 3 check --policy "$P" exec /usr/bin/git push --force
+expect "another git push is not allowed (the default asks)" 3 check --policy "$P" exec /usr/bin/git push other
+expect "a force push is denied by the built-in default's carried-over rule" 4 check --policy "$P" exec /usr/bin/git push --force
 has_file "a host's ports become one rule for the host" "$P" 'destination: "example.com" }'
 expect "the host rule covers another port" 0 check --policy "$P" connect example.com:8443
 has_file "a host with a denied port keeps per-port rules" "$P" 'destination: "example.org:443" }'
@@ -337,6 +410,105 @@ run suggest "$TMP/conflict.jsonl" --output "$TMP/conflict.yaml"
 has "an action decided both ways is reported" err "conflict.jsonl:3: decided deny here, allow at line 2"
 expect "an action decided both ways is denied" 4 check --policy "$TMP/conflict.yaml" exec /usr/bin/make deploy
 expect "the rest of that program is still allowed" 0 check --policy "$TMP/conflict.yaml" exec /usr/bin/make test
+
+# ---- deny rules carried over ------------------------------------------------------
+# the session's policy file (named relative to its workspace) still loads: its deny rules come along
+C="$TMP/carry"
+mkdir -p "$C/.airlock"
+printf '%s\n' 'version: 1' 'default: allow' 'deny:' '  - command: curl' '    reason: no downloads here' \
+	'  - file: { path: ./vault, action: read }' '  - command: sudo' >"$C/.airlock/policy.yaml"
+{
+	start $S "$C" .airlock/policy.yaml
+	ev $S "\"command\":\"/bin/rm\",\"args\":[\"-rf\",\"/tmp/build\"],\"decision\":\"allow\",\"decided_by\":\"human\""
+	ev $S "\"file\":\"$C/notes\",\"action\":\"write\",\"decision\":\"allow\",\"decided_by\":\"policy\""
+	ev $S "\"file\":\"$C/.env.example\",\"action\":\"read\",\"decision\":\"allow\",\"decided_by\":\"policy\""
+} >"$TMP/carry.jsonl"
+roundtrip carry "$TMP/carry.jsonl" "$C"
+P="$TMP/carry.suggested.yaml"
+has_file "the session's policy's deny rules are carried over in their own block" "$P" \
+	"# ---- carried over from the policy session $S ran under, $C/.airlock/policy.yaml"
+has_file "a carried-over rule keeps its reason" "$P" 'reason: "no downloads here"'
+expect "a deny rule of the session's policy still denies" 4 check --policy "$P" --workspace "$C" exec curl https://example.com
+expect "a deny rule of the session's policy still denies a file" 4 check --policy "$P" --workspace "$C" open --read "$C/vault"
+n_sudo=$(grep -c '^  - command: "sudo"' "$P")
+if [ "$n_sudo" = 1 ]; then pass "a rule in both policies is carried over once"; else fail "a rule in both policies is carried over once" "$(cat "$P")"; fi
+has_file "a carried-over rule that would deny what a human allowed is left out, in a comment" "$P" \
+	'# left out (<default>:'
+has_file "the comment names what the log allowed" "$P" 'it would deny exec /bin/rm -rf /tmp/build, which the log recorded as allowed'
+lacks_file "the left-out rule is not in the policy" "$P" '    args: "-rf /*"'
+run suggest "$TMP/carry.jsonl"
+has "the left-out rule is named on stderr" err 'this deny rule is not carried over: it would deny exec /bin/rm -rf /tmp/build, which the log recorded as allowed'
+has_file "an allowed read the .env.* rule would deny leaves it out" "$P" 'path: ".env.*", action: [read, write] }'
+expect "the other carried-over rm rules still deny" 4 check --policy "$P" --workspace "$C" exec rm -fr /usr
+expect ".env stays denied" 4 check --policy "$P" --workspace "$C" open --read "$C/.env"
+# a policy that no longer loads is said on stderr, the built-in default's rules still come along
+{
+	start $S "$C" "$TMP/gone.yaml"
+	ev $S "\"file\":\"$C/notes\",\"action\":\"write\",\"decision\":\"allow\",\"decided_by\":\"policy\""
+} >"$TMP/gone.jsonl"
+run suggest "$TMP/gone.jsonl"
+has "a session policy that does not load now is said on stderr" err \
+	"session $S ran under the policy $TMP/gone.yaml, which does not load now"
+has "the built-in default's rules come along all the same" out 'reason: "SSH keys and configuration"'
+if [ "$RC" = 0 ]; then pass "a missing session policy is no failure"; else fail "a missing session policy is no failure" "$(details)"; fi
+
+# ---- names that are not UTF-8: the log has U+FFFD ----------------------------------
+U=$(printf '\357\277\275')
+X="$TMP/x"
+mkdir -p "$X/dir"
+{
+	start $S "$X"
+	ev $S "\"file\":\"$X/a[1]$U$U\",\"action\":\"read\",\"decision\":\"deny\",\"decided_by\":\"policy\""
+	ev $S "\"file\":\"$X/dir/k${U}y\",\"action\":\"write\",\"decision\":\"ask\",\"decided_by\":\"policy\""
+	ev $S "\"file\":\"$X/dir/ok\",\"action\":\"write\",\"decision\":\"allow\",\"decided_by\":\"policy\""
+	ev $S "\"file\":\"$X/dir/kxy/z\",\"action\":\"read\",\"decision\":\"allow\",\"decided_by\":\"policy\""
+	ev $S "\"file\":\"$X/p${U}q\",\"action\":\"read\",\"decision\":\"deny\",\"decided_by\":\"human\""
+} >"$TMP/fffd.jsonl"
+roundtrip fffd "$TMP/fffd.jsonl" "$X"
+P="$TMP/fffd.suggested.yaml"
+has_file "U+FFFD: a run of them is one *, other glob specials quoted" "$P" 'path: "./a\\[1]*", action: read'
+has_file "U+FFFD: an ask rule is a glob too" "$P" 'path: "./dir/k*y", action: write'
+expect "U+FFFD: the real name, with bytes that are not UTF-8, is denied" 4 \
+	check --policy "$P" --workspace "$X" open --read "$X/a[1]$(printf '\377\376')"
+has_file "U+FFFD: in the middle of a name" "$P" 'path: "./p*q", action: read'
+expect "U+FFFD: the * does not cross /" 0 check --policy "$P" --workspace "$X" open --read "$X/pz/zq"
+expect "U+FFFD: the ask glob asks about the real name" 3 \
+	check --policy "$P" --workspace "$X" open --write "$X/dir/k$(printf '\377')y"
+# an allowed write of such a name: no allow rule names it; left to the default (so the self-check fails)
+{
+	start $S "$X"
+	ev $S "\"file\":\"$X/d$U/new\",\"action\":\"write\",\"decision\":\"allow\",\"decided_by\":\"policy\""
+	ev $S "\"file\":\"$X/dir/sec\",\"action\":\"write\",\"decision\":\"deny\",\"decided_by\":\"policy\""
+	ev $S "\"file\":\"$X/dir/ok\",\"action\":\"write\",\"decision\":\"allow\",\"decided_by\":\"policy\""
+} >"$TMP/fffd2.jsonl"
+run suggest "$TMP/fffd2.jsonl" --output "$TMP/fffd2.yaml"
+has "U+FFFD: an allowed name no rule can name is said on stderr" err \
+	"fffd2.jsonl:2: the path's name holds bytes the log could not record (U+FFFD): no allow rule can name it exactly; left to the default"
+has_file "U+FFFD: ... and in a comment" "$TMP/fffd2.yaml" "#   write '$X/d$U/new' (line 2)"
+lacks_file "U+FFFD: no rule holds U+FFFD" "$TMP/fffd2.yaml" "$U\""
+if [ "$RC" = 1 ] && [ -s "$TMP/fffd2.yaml" ]; then
+	pass "U+FFFD: left to the default, it is decided otherwise: exit 1, the policy written"
+else
+	fail "U+FFFD: left to the default, it is decided otherwise: exit 1, the policy written" "$(details)"
+fi
+
+# ---- the self-check: suggest fails when its policy decides an event otherwise --------
+{
+	start $S "$W"
+	ev $S "\"command\":\"/bin/sh\",\"args\":[\"-c\",\"echo hi\"],\"decision\":\"allow\",\"decided_by\":\"human\""
+	ev $S "\"command\":\"/bin/sh\",\"args\":[\"-c echo\",\"hi\"],\"decision\":\"deny\",\"decided_by\":\"human\""
+	ev $S "\"command\":\"/usr/bin/make\",\"args\":[\"all\"],\"decision\":\"allow\",\"decided_by\":\"policy\""
+} >"$TMP/clash.jsonl"
+run suggest "$TMP/clash.jsonl" --output "$TMP/clash.yaml"
+if [ "$RC" = 1 ]; then pass "a policy that decides an event otherwise: exit 1"; else fail "a policy that decides an event otherwise: exit 1" "$(details)"; fi
+has "the mismatches are listed on stderr" err "clash.jsonl:2: the suggested policy decides ask, the log allow"
+has "the mismatches are listed on stderr: the other one" err "clash.jsonl:3: the suggested policy decides ask, the log deny"
+has "the count is said on stderr" err "the suggested policy decides 2 actions otherwise than the log"
+if [ -s "$TMP/clash.yaml" ] && grep -q 'command: "make"' "$TMP/clash.yaml"; then
+	pass "the policy is written all the same"
+else
+	fail "the policy is written all the same" "$(cat "$TMP/clash.yaml" 2>&1)"
+fi
 
 # ---- malformed lines, empty logs --------------------------------------------------
 {
@@ -412,6 +584,7 @@ expect "help suggest exits 0" 0 help suggest
 has "help describes the learning run: --trace" out "--trace"
 has "help describes the learning run: default allow" out "default: allow"
 has "help documents the exit statuses" out "Exit status: 0 success"
+has "help documents exit 1 for a policy that decides an event otherwise" out "1 the policy was written but decides some event otherwise"
 expect "suggest without LOG exits 2" 2 suggest
 has "suggest without LOG says so" err "airlock: suggest: no LOG to read"
 expect "an unknown option exits 2" 2 suggest "$TMP/two.jsonl" --bogus
