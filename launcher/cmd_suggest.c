@@ -57,6 +57,12 @@ const char cmd_suggest_usage[] =
 	"learning run does not lose them.  A carried-over rule that would deny\n"
 	"something the log recorded as allowed or asked about is left out, said in\n"
 	"a comment and on stderr: a human or the session's policy decided otherwise.\n"
+	"That yes is to those actions alone: their allow (or ask) rules stay exact,\n"
+	"no other allow or ask rule covers what the left-out rule denied (tried on\n"
+	"its patterns made concrete: `rm -rf /`, `~/.ssh/probe`), and what else it\n"
+	"denied stays denied where the policy language can say so: a file rule's\n"
+	"other actions; for one program with literal arguments then `*` (or any),\n"
+	"and for one path and what is below it, a regex for all but the log's.\n"
 	"\n"
 	"A path whose name held bytes that are not UTF-8 is logged with U+FFFD in\n"
 	"their place; a deny or ask rule for it is a glob with `*` for each run of\n"
@@ -116,6 +122,7 @@ struct action {
 	char *reason;         /* owned; the first event's reason, or NULL */
 	long rule;            /* the suggested rule covering it, -1 none yet */
 	bool unnamed;         /* an allowed path with U+FFFD no rule could name: left to the default */
+	bool opened;          /* a carried-over deny rule that would deny it is left out: its rule stays exact */
 };
 
 /* A session, as its launcher events describe it. */
@@ -142,6 +149,11 @@ struct carried {
 	char *where;   /* owned; "FILE:LINE" of the rule in its policy */
 	size_t from;   /* its policy: index into suggest.from */
 	const struct action *contra; /* what the log allowed or asked about that it denies: left out */
+	bool part;     /* left out, and a rule for the actions the log did not allow follows it */
+	void *blob;    /* owned; left out: the rule compiled alone (an allow list over all-deny) */
+	const struct policy_image *img;
+	struct action *probe; /* owned; left out: actions it denies, its patterns made concrete */
+	size_t nprobe;
 };
 
 struct suggest {
@@ -727,6 +739,7 @@ static char *format(const char *fmt, ...)
 struct list {
 	char **item;
 	size_t n, cap;
+	size_t exact; /* the items from here on name the action exactly (SIZE_MAX: none) */
 	bool oom;
 };
 
@@ -738,6 +751,8 @@ static void list_take(struct list *l, char *s)
 		return;
 	}
 	if (l->n && strcmp(l->item[l->n - 1], s) == 0) {
+		if (l->exact == l->n) /* the last one is exact too */
+			l->exact--;
 		free(s);
 		return;
 	}
@@ -854,6 +869,7 @@ static void exec_candidates(const struct suggest *sg, const struct action *a, st
 		else
 			list_take(l, command_item(a->base, a, stable, "prefix"));
 	}
+	l->exact = l->n;
 	if (!a->truncated) {
 		list_take(l, command_item(a->base, a, a->nargs, "exact"));
 		list_take(l, command_item(a->program, a, a->nargs, "exact"));
@@ -947,6 +963,7 @@ static void file_candidates(const struct suggest *sg, const struct action *a, st
 	} else if (named) {
 		take_file(l, path_pattern("", p, 0, len, ""), a->faction, NULL);
 	}
+	l->exact = l->n;
 	if (!lost)
 		take_file(l, strdup(p), a->faction, "exact");
 }
@@ -967,6 +984,7 @@ static void network_candidates(const struct action *a, struct list *l)
 	char *d = format("%s", a->host);
 	list_take(l, d ? network_item(d) : NULL);
 	free(d);
+	l->exact = l->n;
 	d = format(v6 ? "[%s]:%u" : "%s:%u", a->host, a->port);
 	list_take(l, d ? network_item(d) : NULL);
 	free(d);
@@ -1011,16 +1029,36 @@ static void add_rule(struct suggest *sg, struct candidate *c, const struct actio
 }
 
 /*
+ * True when candidate c covers something a left-out carried-over deny rule
+ * denies: an action of the log it would have denied (those get exact rules
+ * of their own), or one of its patterns made concrete (its probes).
+ */
+static bool opens(const struct suggest *sg, const struct candidate *c)
+{
+	for (size_t i = 0; i < sg->na; i++)
+		if (sg->a[i].opened && covers(c, &sg->a[i]))
+			return true;
+	for (size_t k = 0; k < sg->nc; k++)
+		for (size_t j = 0; j < sg->c[k].nprobe; j++)
+			if (covers(c, &sg->c[k].probe[j]))
+				return true;
+	return false;
+}
+
+/*
  * The first of a's candidates that covers a and no action the log decided
- * otherwise becomes a rule.  Returns false when none does.  A denied or
+ * otherwise becomes a rule.  An allow or ask rule that is not exact must not
+ * cover what a left-out carried-over deny rule denies (opens()): a human's
+ * yes to one action is a yes to that action, not to the rule's whole reach.  Returns false when none does.  A denied or
  * asked path with U+FFFD has only its glob: it becomes the rule even when it
  * covers more (a deny is better wider than never matching); verify() then
  * names what it decides otherwise.
  */
 static bool choose(struct suggest *sg, const struct action *a)
 {
-	struct list l = { 0 };
+	struct list l = { .exact = SIZE_MAX };
 	bool done = false;
+	bool guard = a->outcome != POLICY_DENY; /* an allow or ask rule must not open a left-out rule */
 	bool widen = a->kind == K_FILE && a->outcome != POLICY_ALLOW && has_lost(a->path, strlen(a->path));
 	if (a->kind == K_EXEC)
 		exec_candidates(sg, a, &l);
@@ -1033,7 +1071,8 @@ static bool choose(struct suggest *sg, const struct action *a)
 	for (size_t i = 0; i < l.n && !done; i++) {
 		struct candidate c = { .yaml = l.item[i] };
 		l.item[i] = NULL;
-		if (candidate_compile(sg, &c) && covers(&c, a)) {
+		if (candidate_compile(sg, &c) && covers(&c, a) &&
+		    !(guard && i < l.exact && opens(sg, &c))) {
 			bool pure = true;
 			for (size_t j = 0; j < sg->na && pure; j++) {
 				const struct action *b = &sg->a[j];
@@ -1194,6 +1233,500 @@ static const struct action *contradicted(const struct suggest *sg, const struct 
 	return NULL;
 }
 
+/* ---- probes: what a left-out rule denies, made concrete ---------------------------- */
+
+/*
+ * Glob g made concrete, malloc'ed: each "**" + "/" as dir, each other run of
+ * '*' as fill, '?' as 'x', "\c" as c; NULL when it holds a bracket
+ * expression (or out of memory).
+ */
+static char *concrete(const char *g, const char *fill, const char *dir)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	bool ok = f != NULL;
+	if (!f)
+		return NULL;
+	for (const char *p = g; *p && ok; p++) {
+		if (p[0] == '*' && p[1] == '*' && p[2] == '/') {
+			fputs(dir, f);
+			p += 2;
+		} else if (*p == '*') {
+			while (p[1] == '*')
+				p++;
+			fputs(fill, f);
+		} else if (*p == '?')
+			fputc('x', f);
+		else if (*p == '[')
+			ok = false;
+		else if (*p == '\\' && p[1])
+			fputc(*++p, f);
+		else
+			fputc(*p, f);
+	}
+	if (fclose(f) != 0 || !ok) {
+		free(buf);
+		return NULL;
+	}
+	return buf;
+}
+
+/* Takes probe a (its fields owned) into c when c's rule denies it; frees it otherwise. */
+static void add_probe(struct suggest *sg, struct carried *c, struct action *a)
+{
+	if (!sg->oom && decide(c->img, a).rule == 0) {
+		struct action *p = realloc(c->probe, (c->nprobe + 1) * sizeof *p);
+		if (p) {
+			c->probe = p;
+			c->probe[c->nprobe++] = *a;
+			return;
+		}
+		sg->oom = true;
+	}
+	action_free(a);
+}
+
+/* A probe running program name (a name without '/' is in /usr/bin) with args split at each space. */
+static void exec_probe(struct suggest *sg, struct carried *c, const char *name, const char *args)
+{
+	struct action a = { .kind = K_EXEC, .rule = -1 };
+	a.program = strchr(name, '/') ? strdup(name) : format("/usr/bin/%s", name);
+	a.args = calloc(strlen(args) + 2, sizeof *a.args);
+	if (!a.program || !a.args) {
+		sg->oom = true;
+		action_free(&a);
+		return;
+	}
+	for (const char *w = args; *args;) { /* no arguments when args is empty */
+		size_t n = strcspn(w, " ");
+		if (!(a.args[a.nargs++] = strndup(w, n))) {
+			sg->oom = true;
+			action_free(&a);
+			return;
+		}
+		if (!w[n])
+			break;
+		w += n + 1;
+	}
+	const char *slash = strrchr(a.program, '/');
+	a.base = slash && slash[1] ? (char *)slash + 1 : a.program;
+	add_probe(sg, c, &a);
+}
+
+/* Probes opening path (malloc'ed, taken; NULL: out of memory) and a name below it, for each action. */
+static void file_probe(struct suggest *sg, struct carried *c, char *path, unsigned actions)
+{
+	for (int below = 0; below < 2 && path; below++)
+		for (unsigned bit = POLICY_FILE_READ; bit <= POLICY_FILE_EXEC; bit <<= 1) {
+			if (!(actions & bit))
+				continue;
+			struct action a = { .kind = K_FILE, .rule = -1, .faction = bit };
+			a.path = below ? format("%s%sprobe", path, strcmp(path, "/") ? "/" : "")
+				       : strdup(path);
+			if (!a.path) {
+				sg->oom = true;
+				break;
+			}
+			add_probe(sg, c, &a);
+		}
+	sg->oom |= !path;
+	free(path);
+}
+
+/* dir + "/" + rest, malloc'ed (dir "/" gives "/rest"). */
+static char *join(const char *dir, const char *rest)
+{
+	return format("%s/%s", strcmp(dir, "/") == 0 ? "" : dir, rest);
+}
+
+/* A connection probe to host (its "/bits" dropped) on port (none, "*": 443 and 1). */
+static void net_probe(struct suggest *sg, struct carried *c, const char *host, size_t hlen,
+		      const char *port)
+{
+	unsigned ports[2] = { 443, 1 };
+	size_t np = 2;
+	if (port && *port && strcmp(port, "*") != 0) {
+		ports[0] = (unsigned)strtoul(port, NULL, 10);
+		np = ports[0] >= 1 && ports[0] <= 65535;
+	}
+	const char *cut = memchr(host, '/', hlen);
+	if (cut)
+		hlen = (size_t)(cut - host);
+	for (size_t i = 0; i < np && hlen; i++) {
+		struct action a = { .kind = K_NET, .rule = -1, .port = ports[i] };
+		if (!(a.host = strndup(host, hlen))) {
+			sg->oom = true;
+			return;
+		}
+		add_probe(sg, c, &a);
+	}
+}
+
+/*
+ * Probes for left-out rule r: the actions its patterns name, made concrete
+ * (args `-rf /` + `*`: rm -rf /, rm -rf /etc; `~/.ssh`: ~/.ssh, ~/.ssh/probe),
+ * those it denies.  A regex names none: the log's actions it denies guard it.
+ */
+static void make_probes(struct suggest *sg, struct carried *c, const struct policy_rule *r)
+{
+	static const char *const fill[3] = { "", "etc", "x /" }, *const dir[3] = { "", "x/", "x/y/" };
+	const char *ws = sg->workspace ? sg->workspace : "/";
+	bool glob = r->match == POLICY_MATCH_GLOB;
+	if (r->match == POLICY_MATCH_REGEX)
+		return;
+	if (r->kind == POLICY_RULE_COMMAND) {
+		for (int i = 0; i < 2 && !sg->oom; i++) {
+			char *name = glob ? concrete(r->command, i ? "x" : "", "") : strdup(r->command);
+			for (int j = 0; j < 3 && name && !sg->oom; j++) {
+				char *args = !r->args ? strdup(j == 0 ? "" : j == 1 ? "-rf /" : "x")
+					     : glob ? concrete(r->args, fill[j], fill[j])
+					     : r->match == POLICY_MATCH_PREFIX && j == 1
+						     ? format("%s x", r->args)
+						     : strdup(r->args);
+				if (args)
+					exec_probe(sg, c, name, args);
+				free(args);
+			}
+			free(name);
+		}
+		return;
+	}
+	if (r->kind == POLICY_RULE_FILE) {
+		for (int i = 0; i < 3 && !sg->oom; i++) {
+			char *s = glob ? concrete(r->path, i ? fill[i] : "x", dir[i]) : strdup(r->path);
+			size_t n = s ? strlen(s) : 0;
+			while (n > 1 && s[n - 1] == '/')
+				s[--n] = '\0';
+			if (!s)
+				continue;
+			if (strcmp(s, "~") == 0 || strncmp(s, "~/", 2) == 0)
+				file_probe(sg, c, s[1] ? join(sg->home, s + 2) : strdup(sg->home), r->actions);
+			else if (strcmp(s, ".") == 0 || strncmp(s, "./", 2) == 0)
+				file_probe(sg, c, s[1] ? join(ws, s + 2) : strdup(ws), r->actions);
+			else if (s[0] == '/')
+				file_probe(sg, c, strdup(s), r->actions);
+			else if (strchr(s, '/'))
+				file_probe(sg, c, join(ws, s), r->actions);
+			else if (s[0]) { /* a name in any directory */
+				file_probe(sg, c, join(ws, s), r->actions);
+				file_probe(sg, c, join(sg->home, s), r->actions);
+				file_probe(sg, c, join("/tmp", s), r->actions);
+			}
+			free(s);
+		}
+		return;
+	}
+	char *s = glob ? concrete(r->destination, "probe", "") : strdup(r->destination);
+	if (!s) {
+		sg->oom |= !glob;
+		return;
+	}
+	const char *close = s[0] == '[' ? strchr(s, ']') : NULL, *colon = strchr(s, ':');
+	if (close)
+		net_probe(sg, c, s + 1, (size_t)(close - s - 1), close[1] == ':' ? close + 2 : NULL);
+	else if (colon && strchr(colon + 1, ':')) /* a bare IPv6 address or range */
+		net_probe(sg, c, s, strlen(s), NULL);
+	else
+		net_probe(sg, c, s, colon ? (size_t)(colon - s) : strlen(s), colon ? colon + 1 : NULL);
+	free(s);
+}
+
+/* ---- what a left-out rule still denies: a regex less the log's actions ------------ */
+
+/* s (n bytes) with the ERE specials quoted by '\'. */
+static void put_ere_literal(FILE *f, const char *s, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		if (strchr(".[]()*+?{}|^$\\", s[i]))
+			fputc('\\', f);
+		fputc(s[i], f);
+	}
+}
+
+/*
+ * An ERE for every string s such that prefix + s is none of the n words w
+ * (each beginning with prefix, of depth bytes), written to f; false when a
+ * byte cannot stand in a bracket expression here ('[', '\').  below: s is
+ * empty or begins with '/' (what is below a path).  path: the words are
+ * paths, and the directories above them are left out too (the sandbox
+ * would mask a directory denied, and what the log allowed in it with it).
+ */
+static bool put_ere_not(FILE *f, const char *const *w, size_t n, size_t depth, bool below,
+			bool path)
+{
+	char kids[256];
+	size_t nk = 0;
+	bool end = false;
+	for (size_t i = 0; i < n; i++) {
+		unsigned char ch = (unsigned char)w[i][depth];
+		if (!ch) {
+			end = true;
+			continue;
+		}
+		if (ch == '[' || ch == '\\')
+			return false;
+		if (!memchr(kids, ch, nk))
+			kids[nk++] = (char)ch;
+	}
+	if (path && memchr(kids, '/', nk))
+		end = true; /* a directory above a word */
+	if (nk == 0) { /* only a word ends here: anything longer */
+		fputs(below ? "/.+" : ".+", f);
+		return true;
+	}
+	const char *sep = "|";
+	if (below) {
+		fputs("(", f);
+		sep = "";
+	} else {
+		fputs("([^", f); /* ']' first, '-' last: literal */
+		if (memchr(kids, ']', nk))
+			fputc(']', f);
+		for (size_t k = 0; k < nk; k++)
+			if (kids[k] != ']' && kids[k] != '-')
+				fputc(kids[k], f);
+		if (memchr(kids, '-', nk))
+			fputc('-', f);
+		fputs("].*", f);
+	}
+	for (size_t k = 0; k < nk; k++) {
+		if (below && kids[k] != '/')
+			return false;
+		const char **sub = calloc(n, sizeof *sub);
+		size_t ns = 0;
+		if (!sub)
+			return false;
+		for (size_t i = 0; i < n; i++)
+			if (w[i][depth] == kids[k])
+				sub[ns++] = w[i];
+		fputs(sep, f);
+		sep = "|";
+		put_ere_literal(f, &kids[k], 1);
+		bool ok = put_ere_not(f, sub, ns, depth + 1, false, path);
+		free(sub);
+		if (!ok)
+			return false;
+	}
+	fprintf(f, ")%s", end ? "" : "?");
+	return true;
+}
+
+/*
+ * A regex deny rule item for what left-out rule r still denies less the
+ * log's actions it would deny (the n words: each recorded run's arguments
+ * joined, or each recorded path): lit (ERE-quoted) + anything not a word.
+ * head and tail wrap the pattern; NULL when it cannot be written.
+ */
+static char *residual_item(const char *head, const char *lit, const char *const *w, size_t n,
+			   bool below, const char *tail)
+{
+	char *re = NULL, *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&re, &len);
+	if (!f)
+		return NULL;
+	put_ere_literal(f, lit, strlen(lit));
+	bool ok = put_ere_not(f, w, n, strlen(lit), below, below);
+	if (fclose(f) != 0 || !ok) {
+		free(re);
+		return NULL;
+	}
+	char *q = yaml_quoted(re);
+	buf = q ? format("%s%s%s", head, q, tail) : NULL;
+	free(q);
+	free(re);
+	return buf;
+}
+
+/* ---- carrying over ------------------------------------------------------------------ */
+
+/* Carries over item (taken) after left-out rule at when it compiles and denies nothing the log allowed. */
+static void carry_rest(struct suggest *sg, char *item, size_t at)
+{
+	struct candidate c = { .yaml = item };
+	bool seen = !item;
+	for (size_t k = 0; k < sg->nc && !seen; k++)
+		seen = strcmp(sg->c[k].yaml, item) == 0;
+	struct carried *k = NULL;
+	if (!seen && candidate_compile(sg, &c) && !contradicted(sg, &c) &&
+	    (k = xrealloc_array(sg->c, &sg->ccap, sg->nc, sizeof *k))) {
+		sg->c = k;
+		const struct carried *o = &sg->c[at];
+		sg->c[sg->nc] = (struct carried){ .yaml = item, .from = o->from,
+						  .reason = dup_or_null(o->reason, &sg->oom),
+						  .where = dup_or_null(o->where, &sg->oom) };
+		sg->nc++;
+		sg->c[at].part = true;
+		c.yaml = NULL;
+	}
+	candidate_free(&c);
+}
+
+/* True when glob g names one string: none of * ? [ \ in it. */
+static bool literal(const char *g)
+{
+	return !strpbrk(g, "*?[\\");
+}
+
+/*
+ * What left-out rule r (at at) still denies less the log's actions it
+ * would deny, carried over after it: a file rule's other actions; a
+ * command rule on one program whose args are a literal then '*' (or none):
+ * a regex for any other arguments; a file rule on one path (and what is
+ * below it): a regex for any other path, per action the log allowed.
+ */
+static void carry_remains(struct suggest *sg, const struct policy_rule *r, size_t at)
+{
+	const char **w = calloc(sg->na + 1, sizeof *w);
+	size_t n = 0;
+	if (!w) {
+		sg->oom = true;
+		return;
+	}
+	const struct policy_image *img = sg->c[at].img;
+	if (r->kind == POLICY_RULE_COMMAND && r->match == POLICY_MATCH_GLOB && literal(r->command) &&
+	    (!r->args || (strlen(r->args) > 0 && r->args[strlen(r->args) - 1] == '*' &&
+			  strcspn(r->args, "*?[\\") == strlen(r->args) - 1))) {
+		char **joined = calloc(sg->na + 1, sizeof *joined);
+		bool ok = joined != NULL;
+		for (size_t i = 0; i < sg->na && ok; i++) {
+			const struct action *a = &sg->a[i];
+			if (a->kind != K_EXEC || a->outcome == POLICY_DENY || decide(img, a).rule != 0)
+				continue;
+			char *buf = NULL;
+			size_t len = 0;
+			FILE *f = open_memstream(&buf, &len);
+			if (!f) {
+				ok = false;
+				break;
+			}
+			put_args(f, a, a->nargs);
+			ok = fclose(f) == 0 && !a->truncated; /* a truncated run: its other arguments unknown */
+			if (!ok) {
+				free(buf);
+				break;
+			}
+			w[n] = joined[n] = buf;
+			n++;
+		}
+		char *lit = r->args ? strndup(r->args, strlen(r->args) - 1) : strdup("");
+		char *cmd = NULL, *head = NULL;
+		size_t clen = 0;
+		FILE *f = lit ? open_memstream(&cmd, &clen) : NULL;
+		if (f) {
+			put_ere_literal(f, r->command, strlen(r->command));
+			if (fclose(f) == 0) {
+				char *q = yaml_quoted(cmd);
+				head = q ? format("command: %s\n    args: ", q) : NULL;
+				free(q);
+			}
+			free(cmd);
+		}
+		if (ok && n && head)
+			carry_rest(sg, residual_item(head, lit, w, n, false, "\n    match: regex"), at);
+		free(head);
+		free(lit);
+		for (size_t i = 0; joined && i < n; i++)
+			free(joined[i]);
+		free(joined);
+	} else if (r->kind == POLICY_RULE_FILE && r->match == POLICY_MATCH_GLOB && literal(r->path) &&
+		   (strncmp(r->path, "~/", 2) == 0 || r->path[0] == '/' || strncmp(r->path, "./", 2) == 0)) {
+		const char *ws = sg->workspace ? sg->workspace : "/";
+		size_t pl = strlen(r->path);
+		while (pl > 1 && r->path[pl - 1] == '/')
+			pl--;
+		char *rel = strndup(r->path, pl);
+		char *abs = !rel ? NULL
+			    : rel[0] == '/' ? strdup(rel)
+			    : join(rel[0] == '~' ? sg->home : ws, rel + 2);
+		static const char *const names[] = { "read", "write", "exec" };
+		for (unsigned b = 0; b < 3 && abs; b++) {
+			unsigned bit = 1u << b;
+			n = 0;
+			for (size_t i = 0; i < sg->na; i++) {
+				const struct action *a = &sg->a[i];
+				if (a->kind == K_FILE && a->faction == bit && a->outcome != POLICY_DENY &&
+				    (r->actions & bit) && decide(img, a).rule == 0)
+					w[n++] = a->path;
+			}
+			if (!n)
+				continue;
+			/* the path itself or below it: lit + ( "" | "/" ... ), less the words */
+			char *tail = format(", action: %s, match: regex }", names[b]);
+			char *item = tail ? residual_item("file: { path: ", abs, w, n, true, tail) : NULL;
+			free(tail);
+			if (item)
+				carry_rest(sg, item, at);
+		}
+		free(rel);
+		free(abs);
+	}
+	free(w);
+}
+
+/*
+ * Carries over deny rule r of the policy source into block unless it is
+ * carried already.  One the log contradicts is left out, kept compiled with
+ * its probes; a file rule's actions the log did not allow are carried over
+ * as a narrower rule of their own (`~/.ssh` with a read allowed: its write
+ * and exec).
+ */
+static void carry_rule(struct suggest *sg, const struct policy_rule *r, size_t block,
+		       const char *source)
+{
+	struct candidate c = { 0 };
+	bool seen = false;
+	if (!(c.yaml = rule_item(r))) {
+		sg->oom = true;
+		return;
+	}
+	for (size_t k = 0; k < sg->nc && !seen; k++)
+		seen = strcmp(sg->c[k].yaml, c.yaml) == 0;
+	if (!seen && !candidate_compile(sg, &c)) {
+		airlock_err("suggest: %s:%u: this deny rule does not compile here; not carried over",
+			    source, r->pos.line);
+		seen = true;
+	}
+	struct carried *k = seen ? NULL : xrealloc_array(sg->c, &sg->ccap, sg->nc, sizeof *k);
+	if (!seen && !k)
+		sg->oom = true;
+	if (seen || !k) {
+		candidate_free(&c);
+		return;
+	}
+	sg->c = k;
+	size_t at = sg->nc++;
+	k = &sg->c[at];
+	*k = (struct carried){ .yaml = c.yaml, .from = block, .contra = contradicted(sg, &c),
+			       .reason = dup_or_null(r->reason, &sg->oom),
+			       .where = format("%s:%u", source, r->pos.line) };
+	c.yaml = NULL;
+	sg->oom |= !k->where;
+	if (!k->contra) {
+		candidate_free(&c);
+		return;
+	}
+	k->blob = c.blob;
+	k->img = c.img;
+	c.blob = NULL;
+	candidate_free(&c);
+	make_probes(sg, k, r);
+	if (r->kind == POLICY_RULE_FILE) { /* the actions the log did not allow */
+		unsigned allowed = 0;
+		for (size_t i = 0; i < sg->na; i++)
+			if (sg->a[i].kind == K_FILE && sg->a[i].outcome != POLICY_DENY &&
+			    decide(k->img, &sg->a[i]).rule == 0)
+				allowed |= sg->a[i].faction;
+		struct policy_rule rest = *r;
+		rest.actions = r->actions & ~allowed;
+		if (rest.actions && !sg->oom)
+			carry_rest(sg, rule_item(&rest), at);
+	}
+	if (!sg->oom)
+		carry_remains(sg, r, at);
+}
+
 /* Carries over p's deny rules not carried already; label heads their block. */
 static void carry_policy(struct suggest *sg, const struct policy *p, const char *label)
 {
@@ -1205,37 +1738,9 @@ static void carry_policy(struct suggest *sg, const struct policy *p, const char 
 	}
 	sg->from = from;
 	size_t block = sg->nfrom++;
-	for (size_t i = 0; i < p->nrules && !sg->oom; i++) {
-		const struct policy_rule *r = &p->rules[i];
-		struct candidate c = { 0 };
-		bool seen = false;
-		if (r->list != POLICY_LIST_DENY)
-			continue;
-		if (!(c.yaml = rule_item(r))) {
-			sg->oom = true;
-			break;
-		}
-		for (size_t k = 0; k < sg->nc && !seen; k++)
-			seen = strcmp(sg->c[k].yaml, c.yaml) == 0;
-		if (!seen && !candidate_compile(sg, &c)) {
-			airlock_err("suggest: %s:%u: this deny rule does not compile here; not carried over",
-				    p->source, r->pos.line);
-			seen = true;
-		}
-		struct carried *k = seen ? NULL : xrealloc_array(sg->c, &sg->ccap, sg->nc, sizeof *k);
-		if (!seen && !k)
-			sg->oom = true;
-		if (!seen && k) {
-			sg->c = k;
-			k = &sg->c[sg->nc++];
-			*k = (struct carried){ .yaml = c.yaml, .from = block, .contra = contradicted(sg, &c),
-					       .reason = dup_or_null(r->reason, &sg->oom),
-					       .where = format("%s:%u", p->source, r->pos.line) };
-			c.yaml = NULL;
-			sg->oom |= !k->where;
-		}
-		candidate_free(&c);
-	}
+	for (size_t i = 0; i < p->nrules && !sg->oom; i++)
+		if (p->rules[i].list == POLICY_LIST_DENY)
+			carry_rule(sg, &p->rules[i], block, p->source);
 }
 
 /*
@@ -1308,15 +1813,20 @@ static void carry_over(struct suggest *sg)
 		}
 		policy_free(p);
 	}
+	for (size_t k = 0; k < sg->nc; k++) /* what the left-out rules would deny keeps exact rules */
+		for (size_t i = 0; i < sg->na && sg->c[k].img; i++)
+			if (sg->a[i].outcome != POLICY_DENY && decide(sg->c[k].img, &sg->a[i]).rule == 0)
+				sg->a[i].opened = true;
 	for (size_t k = 0; k < sg->nc; k++) {
 		const struct carried *c = &sg->c[k];
 		char *what = c->contra ? example_text(c->contra) : NULL;
 		if (c->contra)
 			airlock_err("suggest: %s: this deny rule is not carried over: it would deny %s, "
-				    "which the log recorded as %s (%s:%lu)",
+				    "which the log recorded as %s (%s:%lu)%s",
 				    c->where, what ? what : "an action",
 				    c->contra->outcome == POLICY_ALLOW ? "allowed" : "asked about",
-				    sg->log_name, c->contra->line);
+				    sg->log_name, c->contra->line,
+				    c->part ? "; narrower rules deny the rest of what it denied" : "");
 		free(what);
 	}
 }
@@ -1507,6 +2017,8 @@ static void put_carried(FILE *f, const struct suggest *sg)
 				fprintf(f, ", which the log recorded as %s (line %lu): decided otherwise\n",
 					c->contra->outcome == POLICY_ALLOW ? "allowed" : "asked about",
 					c->contra->line);
+				if (c->part)
+					fputs("  #   kept, less what the log allowed:\n", f);
 				continue;
 			}
 			fprintf(f, "  - %s\n    reason: ", c->yaml);
@@ -1684,6 +2196,10 @@ static void suggest_free(struct suggest *sg)
 		free(sg->c[k].yaml);
 		free(sg->c[k].reason);
 		free(sg->c[k].where);
+		free(sg->c[k].blob);
+		for (size_t j = 0; j < sg->c[k].nprobe; j++)
+			action_free(&sg->c[k].probe[j]);
+		free(sg->c[k].probe);
 	}
 	free(sg->c);
 	for (size_t b = 0; b < sg->nfrom; b++)
@@ -1755,8 +2271,8 @@ int cmd_suggest(int argc, char **argv)
 		suggest_free(&sg);
 		return AIRLOCK_EXIT_FAILURE;
 	}
+	carry_over(&sg); /* first: the rules it leaves out keep the allow rules exact */
 	choose_all(&sg);
-	carry_over(&sg);
 	FILE *f = open_memstream(&text, &len);
 	if (f && !sg.oom)
 		put_policy(f, &sg, args.session);

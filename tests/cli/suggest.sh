@@ -441,6 +441,55 @@ has "the left-out rule is named on stderr" err 'this deny rule is not carried ov
 has_file "an allowed read the .env.* rule would deny leaves it out" "$P" 'path: ".env.*", action: [read, write] }'
 expect "the other carried-over rm rules still deny" 4 check --policy "$P" --workspace "$C" exec rm -fr /usr
 expect ".env stays denied" 4 check --policy "$P" --workspace "$C" open --read "$C/.env"
+# a human's yes to one action is not a yes to all a left-out rule denied: its approved actions keep exact
+# allow rules, no other allow rule covers what it denied, and narrower deny rules keep the rest denied
+R="$TMP/yes"
+mkdir -p "$R"
+{
+	start $S "$R"
+	ev $S "\"command\":\"/bin/rm\",\"args\":[\"-rf\",\"/tmp/x\"],\"decision\":\"allow\",\"decided_by\":\"human\""
+	ev $S "\"command\":\"/bin/rm\",\"args\":[\"notes.txt\"],\"decision\":\"allow\",\"decided_by\":\"policy\""
+	ev $S "\"command\":\"/bin/rm\",\"args\":[\"-rf\",\"build\"],\"decision\":\"allow\",\"decided_by\":\"policy\""
+	ev $S "\"file\":\"$HOME/.ssh/known_hosts\",\"action\":\"read\",\"decision\":\"allow\",\"decided_by\":\"human\""
+	ev $S "\"file\":\"$HOME/.ssh/known_hosts\",\"action\":\"write\",\"decision\":\"allow\",\"decided_by\":\"human\""
+	ev $S "\"file\":\"$HOME/.aws/config\",\"action\":\"write\",\"decision\":\"allow\",\"decided_by\":\"human\""
+	ev $S "\"file\":\"$HOME/.cache/tool/x\",\"action\":\"write\",\"decision\":\"allow\",\"decided_by\":\"policy\""
+} >"$TMP/yes.jsonl"
+roundtrip yes "$TMP/yes.jsonl" "$R"
+P="$TMP/yes.suggested.yaml"
+expect "an approved rm -rf /tmp/x: rm -rf / is still denied" 4 check --policy "$P" --workspace "$R" exec rm -rf /
+expect "an approved rm -rf /tmp/x: rm -rf /etc is still denied" 4 check --policy "$P" --workspace "$R" exec rm -rf /etc
+expect "an approved rm -rf /tmp/x: rm -rf /tmp/x /home is still denied" 4 check --policy "$P" --workspace "$R" exec rm -rf /tmp/x /home
+expect "an approved rm -rf /tmp/x: rm -rf /tmp/x is allowed" 0 check --policy "$P" --workspace "$R" exec rm -rf /tmp/x
+expect "an approved rm -rf /tmp/x: rm -rf /tmp/y is not allowed" 4 check --policy "$P" --workspace "$R" exec /bin/rm -rf /tmp/y
+has_file "the approved run's allow rule is exact" "$P" "$(printf '  - command: "rm"\n    args: "-rf /tmp/x"\n    match: exact')"
+expect "no allow rule covers rm with any arguments: another file asks" 3 check --policy "$P" --workspace "$R" exec rm other.txt
+expect "no allow rule covers rm -rf with any arguments: -rf DIR asks" 3 check --policy "$P" --workspace "$R" exec rm -rf src
+expect "the other allowed runs are allowed" 0 check --policy "$P" --workspace "$R" exec rm -rf build
+has_file "the left-out rule's rest is kept, said in a comment" "$P" '#   kept, less what the log allowed:'
+run suggest "$TMP/yes.jsonl"
+has "stderr says narrower rules deny the rest" err 'narrower rules deny the rest of what it denied'
+expect "an approved read of ~/.ssh/known_hosts: ~/.ssh/id_rsa is still denied" 4 check --policy "$P" --workspace "$R" open --read "$HOME/.ssh/id_rsa"
+expect "an approved read of ~/.ssh/known_hosts: ~/.ssh/config is still denied" 4 check --policy "$P" --workspace "$R" open --read "$HOME/.ssh/config"
+expect "an approved read of ~/.ssh/known_hosts: it is allowed" 0 check --policy "$P" --workspace "$R" open --read "$HOME/.ssh/known_hosts"
+expect "an approved write of ~/.ssh/known_hosts: writing authorized_keys is still denied" 4 check --policy "$P" --workspace "$R" open --write "$HOME/.ssh/authorized_keys"
+expect "an approved write of ~/.ssh/known_hosts: it is allowed" 0 check --policy "$P" --workspace "$R" open --write "$HOME/.ssh/known_hosts"
+expect "an approved write of ~/.ssh/known_hosts: executing in ~/.ssh is still denied" 4 check --policy "$P" --workspace "$R" open --exec "$HOME/.ssh/rc"
+lacks_file "no allow rule widened over ~/.ssh" "$P" 'path: "~/.ssh/**"'
+lacks_file "no allow rule widened over ~/.aws" "$P" 'path: "~/.aws/**"'
+expect "an approved write of ~/.aws/config: ~/.aws/credentials is still denied" 4 check --policy "$P" --workspace "$R" open --read "$HOME/.aws/credentials"
+has_file "a home directory nothing left out covers is still widened" "$P" 'path: "~/.cache/**"'
+# only the read approved: ~/.ssh stays denied for writes as it was
+{
+	start $S "$R"
+	ev $S "\"file\":\"$HOME/.ssh/known_hosts\",\"action\":\"read\",\"decision\":\"allow\",\"decided_by\":\"human\""
+} >"$TMP/yes3.jsonl"
+roundtrip yes3 "$TMP/yes3.jsonl" "$R"
+P="$TMP/yes3.suggested.yaml"
+has_file "a read allowed: ~/.ssh is kept for writes and exec" "$P" 'path: "~/.ssh", action: [write, exec] }'
+expect "a read allowed: ~/.ssh/id_rsa is no allowed read" 4 check --policy "$P" --workspace "$R" open --read "$HOME/.ssh/id_rsa"
+expect "a read allowed: ~/.ssh/known_hosts.bak is no allowed read" 4 check --policy "$P" --workspace "$R" open --read "$HOME/.ssh/known_hosts.bak"
+expect "a read allowed: writing ~/.ssh/known_hosts is still denied" 4 check --policy "$P" --workspace "$R" open --write "$HOME/.ssh/known_hosts"
 # a policy that no longer loads is said on stderr, the built-in default's rules still come along
 {
 	start $S "$C" "$TMP/gone.yaml"
