@@ -86,11 +86,28 @@ int cmd_attach(int argc, char **argv)
 		free(path);
 		return 1;
 	}
+	/* the id for the last word, until the hello says it: the socket's name, less .control */
+	char id[TUI_SESSION_ID_MAX];
+	const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
+	size_t n = strlen(base);
+	if (n > 8 && !strcmp(base + n - 8, ".control"))
+		n -= 8;
+	snprintf(id, sizeof id, "%.*s", (int)n, base);
 	free(path);
+	int end = TUI_END_LEFT;
 	struct tui_options to = { .control_fd = fd, .pty_master = -1, .tty_in = STDIN_FILENO,
-				  .tty_out = STDOUT_FILENO, .attach = true };
+				  .tty_out = STDOUT_FILENO, .attach = true, .end_status = &end,
+				  .session_id = id };
 	int st = tui_run(&to);
 	close(fd);
+	if (st == 0) { /* else tui_run() said what went wrong */
+		if (end >= 0)
+			airlock_err("attach: session %s ended (exit status %d)", id, end);
+		else if (end == TUI_END_GONE)
+			airlock_err("attach: the session went away");
+		else
+			airlock_err("attach: detached from session %s (it goes on)", id);
+	}
 	return st;
 }
 

@@ -11,8 +11,15 @@
  *
  * Keys (either case):
  *   Y allow, N deny, A allow for the session, B deny for the session — they
- *     answer the oldest ask not answered yet; it stays on screen ("sent")
- *     until the launcher says "answered";
+ *     answer the ask the panel showed when the key came (the oldest not
+ *     answered yet), never one that took its place since; after the ask
+ *     shown changes (a new one at the head, the panel appearing, or keys
+ *     coming back from the agent's terminal) they are ignored for GUARD_MS
+ *     (the keys' row says "wait"), so a key meant for one request, or a
+ *     second Y, cannot answer the next; Y and A are refused while the
+ *     request's who and what cannot all be shown (they wrap over as many
+ *     rows as they need; else "terminal too small").  An answer stays on
+ *     screen ("sent") until the launcher says "answered";
  *   Up/Down/PgUp/PgDn/Home/End scroll the activity (End follows the tail);
  *   / filter (Enter applies a case-insensitive substring; Esc or an empty
  *     filter clears it);
@@ -28,7 +35,9 @@
  * at the panel's width as a terminal would), at most OUT_MAX_LINES of them.
  * Everything shown that came from the session or the agent is decoded per
  * the locale and stripped of control characters, so neither can drive the
- * user's terminal.
+ * user's terminal.  A field cut to fit says so: "…" ("..." outside UTF-8)
+ * after what is kept of its start, or before what is kept of its end (the
+ * rule column).
  */
 #define NCURSES_WIDECHAR 1
 
@@ -37,6 +46,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <langinfo.h>
 #include <locale.h>
 #include <poll.h>
 #include <signal.h>
@@ -64,6 +74,8 @@
 #define TEXT_MAX 2048      /* bytes of one shown field (an exec's command line...) */
 #define FILTER_MAX 200
 #define OUTQ_MAX (1 << 20) /* bytes queued towards the launcher */
+#define GUARD_MS 750       /* an ask newly shown takes no answer for this long */
+#define NOTE_MS 2000       /* how long a refused key's note shows */
 
 #define PAIR_ALLOW 1
 #define PAIR_DENY 2
@@ -83,6 +95,7 @@ struct ask {
 	char *who, *what, *rule, *reason;
 	int64_t deadline; /* monotonic ms; 0: no timeout known */
 	const char *sent; /* the answer sent, NULL when none yet */
+	uint64_t seq;     /* this version of the ask (a resent ask gets a new one) */
 };
 
 struct out_line {
@@ -101,13 +114,14 @@ struct tui {
 	bool color;
 
 	/* the session, as hello and status say */
-	char session[40];
+	char session[TUI_SESSION_ID_MAX];
 	char *agent;
 	bool headless;
 	int64_t allow, deny, asked, pending, up, down, attached;
 	bool have_status;
 	int64_t bad_lines;
 	bool ended;
+	bool gone; /* the control socket closed (or broke) without an "end" */
 	int64_t end_status;
 	bool quitting; /* quit sent */
 
@@ -121,6 +135,15 @@ struct tui {
 	/* the approval queue, oldest first */
 	struct ask *asks;
 	size_t nasks;
+	uint64_t ask_seq; /* the last ask's seq */
+	/* what the panel showed at the last render: the keys answer that, and only that */
+	struct {
+		uint64_t seq;  /* the ask, 0: none answerable (no panel, or keys go to the agent) */
+		bool whole;    /* all of its who and what were on screen */
+		int64_t since; /* monotonic ms it has been shown so */
+	} shown;
+	char note[96];     /* why a key was not taken, shown in the keys' row ... */
+	int64_t note_until; /* ... until then (monotonic ms) */
 
 	/* the agent's output */
 	struct out_line *lines;
@@ -238,25 +261,105 @@ static bool jint(json_object *o, const char *key, int64_t *out)
 
 /* ---- drawing text --------------------------------------------------------------------- */
 
-/* Draws one character if it fits in the columns left; returns the columns it took. */
-static int put_wc(int y, int x, int maxw, wchar_t wc)
+/* What marks a field cut short: "…" in a UTF-8 locale, else "..." (set by tui_run()). */
+static const char *cut_mark = "...";
+
+/* The character put_wc() and put_str() show for wc; *w: its columns (0: combining, not shown). */
+static wchar_t shown_wc(wchar_t wc, int *w)
 {
 	if (wc < 0x20 || (wc >= 0x7f && wc < 0xa0))
 		wc = L'?';
-	int w = wcwidth(wc);
-	if (w < 0) {
+	*w = wcwidth(wc);
+	if (*w < 0) {
 		wc = L'?';
-		w = 1;
+		*w = 1;
 	}
+	return wc;
+}
+
+/*
+ * Decodes the next character of s (n bytes left) as it is shown: undecodable bytes and
+ * control characters as '?'.  Returns the bytes it takes (0 at the end); *wc and *w get it.
+ */
+static size_t next_char(const char *s, size_t n, mbstate_t *st, wchar_t *wc, int *w)
+{
+	if (n == 0)
+		return 0;
+	size_t r = mbrtowc(wc, s, n, st);
+	if (r == (size_t)-1 || r == (size_t)-2) {
+		memset(st, 0, sizeof *st);
+		*wc = L'?';
+		r = 1;
+	} else if (r == 0) {
+		return 0;
+	}
+	*wc = shown_wc(*wc, w);
+	return r;
+}
+
+/* Draws one character if it fits in the columns left; returns the columns it took, -1 if not. */
+static int put_wc(int y, int x, int maxw, wchar_t wc)
+{
+	int w;
+	wc = shown_wc(wc, &w);
 	if (w == 0 || w > maxw)
 		return w == 0 ? 0 : -1;
 	mvaddnwstr(y, x, &wc, 1);
 	return w;
 }
 
+/* The bytes of the longest start of s (n bytes) that fits in maxw columns; *cols its width. */
+static size_t fit(const char *s, size_t n, int maxw, int *cols)
+{
+	mbstate_t st;
+	memset(&st, 0, sizeof st);
+	size_t off = 0;
+	int used = 0;
+	for (;;) {
+		wchar_t wc;
+		int w;
+		size_t r = next_char(s + off, n - off, &st, &wc, &w);
+		if (r == 0 || used + w > maxw)
+			break;
+		used += w;
+		off += r;
+	}
+	*cols = used;
+	return off;
+}
+
+/* Draws the first n bytes of s at y, x (they fit: see fit()). */
+static void put_bytes(int y, int x, const char *s, size_t n)
+{
+	mbstate_t st;
+	memset(&st, 0, sizeof st);
+	wchar_t wc;
+	int w;
+	for (size_t r; (r = next_char(s, n, &st, &wc, &w)) > 0; s += r, n -= r)
+		if (w > 0) {
+			mvaddnwstr(y, x, &wc, 1);
+			x += w;
+		}
+}
+
+/* The columns s takes, as put_str would draw it; counting stops once past limit. */
+static int str_width(const char *s, int limit)
+{
+	mbstate_t st;
+	memset(&st, 0, sizeof st);
+	size_t n = s ? strlen(s) : 0;
+	int used = 0;
+	wchar_t wc;
+	int w;
+	for (size_t r; used <= limit && (r = next_char(s, n, &st, &wc, &w)) > 0; s += r, n -= r)
+		used += w;
+	return used;
+}
+
 /*
- * Draws s (bytes in the locale's encoding) at y, x in at most maxw columns;
- * undecodable bytes and control characters show as '?'.  Returns the columns used.
+ * Draws s (bytes in the locale's encoding) at y, x in at most maxw columns; undecodable bytes
+ * and control characters show as '?'; when s does not fit, its start is shown followed by
+ * cut_mark.  Returns the columns used.
  */
 static int put_str(int y, int x, int maxw, const char *s)
 {
@@ -264,67 +367,73 @@ static int put_str(int y, int x, int maxw, const char *s)
 		return 0;
 	if (x + maxw > COLS)
 		maxw = COLS - x;
-	mbstate_t st;
-	memset(&st, 0, sizeof st);
 	size_t n = strlen(s);
-	int used = 0;
-	while (n > 0 && used < maxw) {
-		wchar_t wc;
-		size_t r = mbrtowc(&wc, s, n, &st);
-		if (r == (size_t)-1 || r == (size_t)-2) {
-			memset(&st, 0, sizeof st);
-			wc = L'?';
-			r = 1;
-		} else if (r == 0) {
-			break;
-		}
-		int w = put_wc(y, x + used, maxw - used, wc);
-		if (w < 0)
-			break;
-		used += w;
-		s += r;
-		n -= r;
+	int cols, mw;
+	size_t k = fit(s, n, maxw, &cols);
+	if (k < n) { /* cut short: as much as fits before the mark */
+		size_t mk = fit(cut_mark, strlen(cut_mark), maxw, &mw);
+		k = fit(s, n, maxw - mw, &cols);
+		put_bytes(y, x, s, k);
+		put_bytes(y, x + cols, cut_mark, mk);
+		return cols + mw;
 	}
-	return used;
+	put_bytes(y, x, s, k);
+	return cols;
 }
 
-/* The columns s takes, as put_str would draw it, up to limit. */
-static int str_width(const char *s, int limit)
-{
-	mbstate_t st;
-	memset(&st, 0, sizeof st);
-	size_t n = s ? strlen(s) : 0;
-	int used = 0;
-	while (n > 0 && used < limit) {
-		wchar_t wc;
-		size_t r = mbrtowc(&wc, s, n, &st);
-		if (r == (size_t)-1 || r == (size_t)-2) {
-			memset(&st, 0, sizeof st);
-			wc = L'?';
-			r = 1;
-		} else if (r == 0) {
-			break;
-		}
-		int w = (wc < 0x20 || (wc >= 0x7f && wc < 0xa0)) ? 1 : wcwidth(wc);
-		used += w < 0 ? 1 : w;
-		s += r;
-		n -= r;
-	}
-	return used;
-}
-
-/* Draws s right-aligned to end at column end; when it does not fit, its tail is kept. */
+/* Draws s right-aligned in the maxw columns from x; when it does not fit, cut_mark and its tail. */
 static void put_tail(int y, int x, int maxw, const char *s)
 {
 	if (!s || maxw <= 0)
 		return;
-	const char *p = s;
-	while (*p && str_width(p, maxw + 1) > maxw) {
-		p++;
-		while ((unsigned char)*p >= 0x80 && (unsigned char)*p < 0xc0) /* UTF-8 continuation */
-			p++;
+	int w = str_width(s, maxw);
+	if (w <= maxw) {
+		put_str(y, x + maxw - w, maxw, s);
+		return;
 	}
-	put_str(y, x + maxw - str_width(p, maxw), maxw, p);
+	int mw = str_width(cut_mark, maxw), room = maxw - mw;
+	const char *p = s;
+	size_t n = strlen(s);
+	mbstate_t st;
+	memset(&st, 0, sizeof st);
+	wchar_t wc;
+	while ((w = str_width(p, room)) > room) { /* drop characters from the start */
+		size_t r = next_char(p, n, &st, &wc, &w);
+		if (r == 0)
+			break;
+		p += r;
+		n -= r;
+	}
+	put_str(y, x, mw, cut_mark);
+	put_str(y, x + maxw - w, w, p);
+}
+
+/*
+ * s wrapped at width columns from row y, x: returns the rows it takes (at least 1) and, with
+ * draw, draws the first maxrows of them.
+ */
+static int put_wrapped(int y, int x, int width, const char *s, int maxrows, bool draw)
+{
+	size_t n = s ? strlen(s) : 0;
+	int rows = 0;
+	do {
+		int cols;
+		size_t k = fit(s, n, width, &cols);
+		if (k == 0 && n > 0) { /* a character wider than the width: shown as nothing */
+			mbstate_t st;
+			memset(&st, 0, sizeof st);
+			wchar_t wc;
+			k = next_char(s, n, &st, &wc, &cols);
+			if (k == 0)
+				break;
+		} else if (draw && rows < maxrows) {
+			put_bytes(y + rows, x, s, k);
+		}
+		rows++;
+		s += k;
+		n -= k;
+	} while (n > 0);
+	return rows;
 }
 
 static void fill_row(int y, attr_t a)
@@ -350,6 +459,7 @@ static void flush_out(struct tui *t)
 				return;
 			/* the launcher is gone: the session is over */
 			t->outlen = 0;
+			t->gone = true;
 			t->done = true;
 			return;
 		}
@@ -566,6 +676,7 @@ static void add_ask(struct tui *t, json_object *o)
 	a->rule = xstrndup(jstr(o, "rule"), 512);
 	a->reason = xstrndup(jstr(o, "reason"), TEXT_MAX);
 	a->deadline = timeout >= 0 ? now_ms() + timeout : 0;
+	a->seq = ++t->ask_seq;
 	t->dirty = true;
 }
 
@@ -581,8 +692,8 @@ static void drop_ask(struct tui *t, int64_t id)
 	t->dirty = true;
 }
 
-/* The ask the keys answer: the oldest one not answered yet, else the oldest. */
-static struct ask *current_ask(struct tui *t)
+/* The ask the panel shows: the oldest one not answered yet, else the oldest. */
+static struct ask *current_ask(const struct tui *t)
 {
 	for (size_t i = 0; i < t->nasks; i++)
 		if (!t->asks[i].sent)
@@ -590,11 +701,39 @@ static struct ask *current_ask(struct tui *t)
 	return t->nasks ? &t->asks[0] : NULL;
 }
 
+static void set_note(struct tui *t, const char *msg)
+{
+	snprintf(t->note, sizeof t->note, "%s", msg);
+	t->note_until = now_ms() + NOTE_MS;
+	t->dirty = true;
+}
+
+/*
+ * Y/N/A/B: answers the ask the panel showed when the key came — never one that took its
+ * place since (it went, was answered, or was sent again), nor one shown for less than
+ * GUARD_MS, nor, with an allow, one whose who and what were not all on screen.
+ */
 static void answer(struct tui *t, const char *ans)
 {
-	struct ask *a = current_ask(t);
-	if (!a || a->sent)
+	struct ask *a = NULL;
+	for (size_t i = 0; t->shown.seq && i < t->nasks && !a; i++)
+		if (t->asks[i].seq == t->shown.seq)
+			a = &t->asks[i];
+	if (!a) {
+		if (t->shown.seq) /* it went (or was sent again) since the screen showed it */
+			set_note(t, "key ignored: the request changed; read the one now shown");
 		return;
+	}
+	if (a->sent)
+		return;
+	if (now_ms() - t->shown.since < GUARD_MS) {
+		set_note(t, "key ignored: the request just changed; read it first");
+		return;
+	}
+	if (!t->shown.whole && !strncmp(ans, "allow", 5)) {
+		set_note(t, "Y/A refused: the request is not all on screen");
+		return;
+	}
 	json_object *o = json_object_new_object();
 	if (!o)
 		return;
@@ -602,6 +741,7 @@ static void answer(struct tui *t, const char *ans)
 	json_object_object_add(o, "id", json_object_new_int64(a->id));
 	json_object_object_add(o, "answer", json_object_new_string(ans));
 	a->sent = ans;
+	t->note_until = 0;
 	send_obj(t, o);
 	t->dirty = true;
 }
@@ -827,11 +967,32 @@ struct layout {
 	int status;        /* the status line's row, -1: none */
 };
 
+/* The approval panel's label column, and the width of its text. */
+static int panel_lw(void)
+{
+	return COLS >= 40 ? 9 : 0;
+}
+
+static void who_text(const struct ask *a, char *buf, size_t cap)
+{
+	snprintf(buf, cap, "pid %" PRId64 ": %s", a->pid, a->who ? a->who : "?");
+}
+
+/* The rows the request (who, then what) takes in the panel, wrapped. */
+static int request_rows(const struct ask *a)
+{
+	char who[TEXT_MAX + 32];
+	int w = COLS - panel_lw();
+	who_text(a, who, sizeof who);
+	return put_wrapped(0, 0, w, who, 0, false) +
+	       put_wrapped(0, 0, w, a->what ? a->what : "?", 0, false);
+}
+
 static int panel_want(const struct tui *t)
 {
 	if (!t->nasks)
 		return 0;
-	int n = 5; /* title, who, what, rule, keys */
+	int n = 3 + request_rows(current_ask(t)); /* title, who, what, rule, keys */
 	size_t others = t->nasks - 1;
 	n += others > 5 ? 6 : (int)others; /* the list, or 5 and "..." */
 	return n;
@@ -1115,85 +1276,56 @@ static void draw_output(struct tui *t, int y0, int h)
 	}
 }
 
-static void draw_panel(struct tui *t, int y0, int h)
+/* Whether the keys here answer asks (else they go to the agent's terminal). */
+static bool keys_answer(const struct tui *t)
 {
-	if (h <= 0 || !t->nasks)
+	return !(t->focus == FOCUS_OUTPUT && t->o->pty_master >= 0 && t->pty_open);
+}
+
+/*
+ * What a panel of h rows shows of the current ask (t->shown): which ask the keys would
+ * answer, whether its who and what are whole, and since when it has been shown so.
+ */
+static void update_shown(struct tui *t, int h)
+{
+	struct ask *a = h > 0 ? current_ask(t) : NULL;
+	uint64_t seq = a && keys_answer(t) ? a->seq : 0;
+	bool whole = a && h >= 2 + request_rows(a); /* title, who, what, keys */
+	if (seq != t->shown.seq || whole != t->shown.whole) {
+		t->shown.seq = seq;
+		t->shown.whole = whole;
+		t->shown.since = now_ms();
+		t->note_until = 0;
+	}
+}
+
+/* A label in the panel's label column (none when narrow). */
+static void panel_label(int y, const char *label)
+{
+	if (!panel_lw())
 		return;
-	struct ask *a = current_ask(t);
-	int64_t now = now_ms();
-	char buf[TEXT_MAX + 128];
-	int y = y0, end = y0 + h;
+	attrset(A_DIM);
+	put_str(y, 1, 7, label);
+	attrset(A_NORMAL);
+}
+
+/* The row under the request: the keys (dimmed in the guard time), a note, or the answer sent. */
+static void draw_keys(struct tui *t, const struct ask *a, int y, int64_t now)
+{
+	int lw = panel_lw();
+	char buf[128];
+	bool guard = now - t->shown.since < GUARD_MS;
 	attr_t hl = t->color ? (COLOR_PAIR(PAIR_ASK) | A_BOLD) : A_BOLD;
-
-	/* title */
-	attrset(hl);
-	mvhline(y, 0, ACS_HLINE, COLS);
-	int n = snprintf(buf, sizeof buf, " APPROVAL NEEDED #%" PRId64, a->id);
-	if (a->deadline) {
-		int64_t left = a->deadline - now;
-		n += snprintf(buf + n, sizeof buf - (size_t)n, ", %" PRId64 "s left",
-			      left > 0 ? (left + 999) / 1000 : 0);
-	}
-	if (t->nasks > 1)
-		n += snprintf(buf + n, sizeof buf - (size_t)n, ", %zu more waiting", t->nasks - 1);
-	snprintf(buf + n, sizeof buf - (size_t)n, " ");
-	put_str(y, 1, COLS - 1, buf);
-	attrset(A_NORMAL);
-	if (++y >= end)
-		return;
-
-	/* who */
-	int lw = COLS >= 40 ? 9 : 0; /* the labels' column */
-	if (lw) {
-		attrset(A_DIM);
-		put_str(y, 1, 7, "who");
-		attrset(A_NORMAL);
-	}
-	snprintf(buf, sizeof buf, "pid %" PRId64 ": %s", a->pid, a->who ? a->who : "?");
-	put_str(y, lw, COLS - lw, buf);
-	/* what, above who when there is room for only one */
-	if (++y >= end) {
-		move(y - 1, 0);
-		clrtoeol();
-		attrset(A_BOLD);
-		put_str(y - 1, 0, COLS, a->what ? a->what : "?");
-		attrset(A_NORMAL);
-		return;
-	}
-	if (lw) {
-		attrset(A_DIM);
-		put_str(y, 1, 7, "what");
-	}
-	attrset(A_BOLD);
-	put_str(y, lw, COLS - lw, a->what ? a->what : "?");
-	attrset(A_NORMAL);
-	if (++y >= end)
-		return;
-
-	/* rule */
-	if (lw) {
-		attrset(A_DIM);
-		put_str(y, 1, 7, "rule");
-		attrset(A_NORMAL);
-	}
-	snprintf(buf, sizeof buf, "%s%s%s", a->rule ? a->rule : "(the policy's default)",
-		 a->reason ? ": " : "", a->reason ? a->reason : "");
-	put_str(y, lw, COLS - lw, buf);
-	if (++y >= end)
-		return;
-
-	/* keys, or the answer sent */
-	if (lw) {
-		attrset(A_DIM);
-		put_str(y, 1, 7, a->sent ? "sent" : "keys");
-		attrset(A_NORMAL);
-	}
+	panel_label(y, a->sent ? "sent" : guard ? "wait" : "keys");
 	if (a->sent) {
 		snprintf(buf, sizeof buf, "%s (waiting for the launcher)", a->sent);
 		attrset(A_BOLD);
 		put_str(y, lw, COLS - lw, buf);
-	} else if (t->focus == FOCUS_OUTPUT && t->o->pty_master >= 0 && t->pty_open) {
+	} else if (!keys_answer(t)) {
 		put_str(y, lw, COLS - lw, "Tab back to answer (keys go to the agent here)");
+	} else if (now < t->note_until) {
+		attrset(A_BOLD);
+		put_str(y, lw, COLS - lw, t->note);
 	} else {
 		static const char *const keys[] = {
 			"Y allow  N deny  A allow for the session  B deny for the session",
@@ -1203,12 +1335,63 @@ static void draw_panel(struct tui *t, int y0, int h)
 		size_t k = 0;
 		while (k + 1 < sizeof keys / sizeof keys[0] && str_width(keys[k], COLS) > COLS - lw)
 			k++;
-		attrset(hl);
+		attrset(guard ? A_DIM : hl);
 		put_str(y, lw, COLS - lw, keys[k]);
 	}
 	attrset(A_NORMAL);
-	if (++y >= end)
+}
+
+static void draw_panel(struct tui *t, int y0, int h)
+{
+	if (h <= 0 || !t->nasks)
 		return;
+	struct ask *a = current_ask(t);
+	int64_t now = now_ms();
+	char buf[TEXT_MAX + 128];
+	int y = y0, end = y0 + h, lw = panel_lw();
+	attr_t hl = t->color ? (COLOR_PAIR(PAIR_ASK) | A_BOLD) : A_BOLD;
+
+	/* title */
+	attrset(hl);
+	if (h > 1 || t->shown.whole) {
+		mvhline(y, 0, ACS_HLINE, COLS);
+		int n = snprintf(buf, sizeof buf, " APPROVAL NEEDED #%" PRId64, a->id);
+		if (a->deadline) {
+			int64_t left = a->deadline - now;
+			n += snprintf(buf + n, sizeof buf - (size_t)n, ", %" PRId64 "s left",
+				      left > 0 ? (left + 999) / 1000 : 0);
+		}
+		if (t->nasks > 1)
+			n += snprintf(buf + n, sizeof buf - (size_t)n, ", %zu more waiting",
+				      t->nasks - 1);
+		snprintf(buf + n, sizeof buf - (size_t)n, " ");
+		put_str(y++, 1, COLS - 1, buf);
+	}
+	if (!t->shown.whole) { /* too small for the request: no allowing what cannot be read */
+		put_wrapped(y, 0, COLS, "terminal too small to show the request: enlarge it "
+			    "(Y/A refused; N/B deny)", end - y, true);
+		attrset(A_NORMAL);
+		return;
+	}
+	attrset(A_NORMAL);
+
+	/* who, then what, wrapped */
+	who_text(a, buf, sizeof buf);
+	panel_label(y, "who");
+	y += put_wrapped(y, lw, COLS - lw, buf, end - y, true);
+	panel_label(y, "what");
+	attrset(A_BOLD);
+	y += put_wrapped(y, lw, COLS - lw, a->what ? a->what : "?", end - y, true);
+	attrset(A_NORMAL);
+
+	/* rule, when there is a row for it besides the keys */
+	if (y + 1 < end) {
+		panel_label(y, "rule");
+		snprintf(buf, sizeof buf, "%s%s%s", a->rule ? a->rule : "(the policy's default)",
+			 a->reason ? ": " : "", a->reason ? a->reason : "");
+		put_str(y++, lw, COLS - lw, buf);
+	}
+	draw_keys(t, a, y++, now);
 
 	/* the others waiting */
 	size_t shown = 0;
@@ -1240,6 +1423,7 @@ static void render(struct tui *t)
 {
 	erase();
 	if (LINES < 1 || COLS < 1) {
+		update_shown(t, 0);
 		refresh();
 		return;
 	}
@@ -1252,6 +1436,7 @@ static void render(struct tui *t)
 		draw_output(t, l.main_y, l.main_h);
 	else
 		draw_activity(t, l.main_y, l.main_h);
+	update_shown(t, l.panel_h);
 	draw_panel(t, l.panel_y, l.panel_h);
 	if (l.status >= 0)
 		draw_status(t, l.status);
@@ -1639,6 +1824,20 @@ static void tui_free(struct tui *t)
 	free(t->outq);
 }
 
+/* How long the loop may sleep: the seconds left tick while asks wait; the guard time's and a
+ * note's ends change the panel. */
+static int poll_timeout(const struct tui *t)
+{
+	if (!t->nasks)
+		return -1;
+	int64_t now = now_ms(), wake = now + 500;
+	if (t->shown.seq && t->shown.since + GUARD_MS > now && t->shown.since + GUARD_MS < wake)
+		wake = t->shown.since + GUARD_MS;
+	if (t->note_until > now && t->note_until < wake)
+		wake = t->note_until;
+	return (int)(wake - now) + 1;
+}
+
 static void setup_colors(struct tui *t)
 {
 	const char *nc = getenv("NO_COLOR");
@@ -1658,6 +1857,8 @@ int tui_run(const struct tui_options *o)
 	t.o = o;
 	t.rc = 0;
 	t.pty_open = o->pty_master >= 0;
+	if (o->end_status)
+		*o->end_status = TUI_END_LEFT;
 
 	if (!isatty(o->tty_in) || !isatty(o->tty_out)) {
 		fprintf(stderr, "airlock: the TUI needs a terminal (its input or output is not one)\n");
@@ -1696,6 +1897,7 @@ int tui_run(const struct tui_options *o)
 
 	char *old_locale = xstrndup(setlocale(LC_CTYPE, NULL), 256);
 	setlocale(LC_CTYPE, "");
+	cut_mark = !strcmp(nl_langinfo(CODESET), "UTF-8") ? "\xe2\x80\xa6" : "...";
 
 	int in_fd = dup(o->tty_in), out_fd = dup(o->tty_out);
 	t.fin = in_fd >= 0 ? fdopen(in_fd, "r") : NULL;
@@ -1739,7 +1941,7 @@ int tui_run(const struct tui_options *o)
 			{ .fd = o->tty_in, .events = POLLIN },
 			{ .fd = t.pty_open ? o->pty_master : -1, .events = POLLIN },
 		};
-		int timeout = t.nasks ? 500 : -1;
+		int timeout = poll_timeout(&t);
 		int n = poll(p, 4, timeout);
 		if (n < 0 && errno != EINTR) {
 			t.rc = 1;
@@ -1763,6 +1965,7 @@ int tui_run(const struct tui_options *o)
 			flush_out(&t);
 		if (n > 0 && (p[1].revents & (POLLIN | POLLHUP | POLLERR))) {
 			if (!read_control(&t)) {
+				t.gone = !t.ended;
 				/* the end (or EOF): show the last of it, then return */
 				if (t.pty_open)
 					read_pty(&t);
@@ -1805,6 +2008,12 @@ restore:
 		setlocale(LC_CTYPE, old_locale);
 		free(old_locale);
 	}
+	if (o->end_status)
+		*o->end_status = t.ended ? (int)(t.end_status < 0 ? 0 : t.end_status > INT_MAX ? INT_MAX :
+						 t.end_status) :
+				 t.gone ? TUI_END_GONE : TUI_END_LEFT;
+	if (o->session_id && t.session[0])
+		snprintf(o->session_id, TUI_SESSION_ID_MAX, "%s", t.session);
 	tui_free(&t);
 	return t.rc;
 }

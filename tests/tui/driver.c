@@ -7,7 +7,8 @@
  * socket) and calls tui_run() on it with stdin / stdout as the terminal.  With a COMMAND, the
  * command runs on a new pseudo-terminal whose master side is the TUI's pty_master (as
  * `airlock run` does with the agent); else pty_master is -1 (as `airlock attach`).  After
- * tui_run() returns, prints "tui-exit=N" and exits with N.
+ * tui_run() returns, prints "tui-end=S session=ID" (its end_status and session_id outputs) and
+ * "tui-exit=N", and exits with N.
  *
  * Built by run.sh: cc -I. tests/tui/driver.c BUILD/launcher/tui.o -ljson-c -lncursesw -ltinfo
  */
@@ -63,12 +64,17 @@ int main(int argc, char **argv)
 		}
 		o.pty_master = master;
 	}
+	int end = 12345;
+	char session[TUI_SESSION_ID_MAX] = "(none)";
+	o.end_status = &end;
+	o.session_id = session;
 	int rc = tui_run(&o);
 	if (child > 0) {
 		kill(child, SIGHUP);
 		kill(child, SIGTERM);
 		waitpid(child, NULL, 0);
 	}
+	printf("tui-end=%d session=%s\n", end, session);
 	printf("tui-exit=%d\n", rc);
 	fflush(stdout);
 	return rc;

@@ -19,6 +19,8 @@ Commands, one per line, written to FIFO (made when missing) script the rest:
   ask ID WHAT...           an ask (who "python3 agent.py --task demo", pid 4242, rule
                            "policy.yaml:12", reason "pushing needs a human", 60 s)
   exec DECISION PROG ARG.. an exec event        connect DECISION HOST:PORT  a proxy event
+  rule RULE DECISION PROG ARG...  an exec event decided by the rule RULE
+  attached N               the status, saying N clients are attached
   write DECISION PATH      a file event         msg TEXT...                 a launcher event
   events N                 N numbered exec events ("exec /bin/echo line-K")
   answered ID DECISION BY  an "answered" sent unprompted (elsewhere / timeout)
@@ -163,6 +165,12 @@ class Session:
         elif c == "exec":
             self.event(source="shim", pid=4300, command=rest[1], args=rest[2:],
                        decision=rest[0], decided_by="policy", rule="policy.yaml:9")
+            self.status()
+        elif c == "rule":
+            self.event(source="shim", pid=4300, command=rest[2], args=rest[3:],
+                       decision=rest[1], decided_by="policy", rule=rest[0])
+        elif c == "attached":
+            self.attached = int(rest[0])
             self.status()
         elif c == "connect":
             self.event(source="proxy", network_dst=rest[1], decision=rest[0],

@@ -103,6 +103,12 @@ fi
 
 # ---- helpers ----------------------------------------------------------------------------
 
+# a session that outlives the cases: without one, the server exits after each case's
+# kill-session, and the next case's new-session may reach it while it does ("server exited
+# unexpectedly")
+tmux -L "$TS" -f /dev/null new-session -d -s keepalive "sleep 100000" ||
+	skip_all "tmux cannot start a server"
+
 CASE=""   # the current case's name: its tmux session, socket, FIFO and record
 SOCK="" CMDF="" REC=""
 WHY=""
@@ -144,31 +150,32 @@ start_pane()
 		"$1; echo pane-done; sleep 600" || fail "tmux new-session failed"
 }
 
-# start_tui [--no-color] [--utf8] [--attach] [-- AGENT...]: the TUI on the fake session; with
-# AGENT, the agent runs on a pseudo-terminal the TUI owns (as in `airlock run`).  Arguments must
-# not hold single quotes.
+# start_tui [--no-color] [--utf8] [--attach] [--size WIDTH HEIGHT] [-- AGENT...]: the TUI on
+# the fake session; with AGENT, the agent runs on a pseudo-terminal the TUI owns (as in
+# `airlock run`).  Arguments must not hold single quotes.
 start_tui()
 {
-	env="env TERM=screen-256color" nocolor="-u NO_COLOR" attach=""
+	env="env TERM=screen-256color" nocolor="-u NO_COLOR" attach="" width=100 height=30
 	while [ $# -gt 0 ]; do
 		case "$1" in
 		--no-color) nocolor="NO_COLOR=1" ;;
 		--utf8) env="$env LC_ALL=C.UTF-8" ;;
 		--attach) attach=--attach ;;
+		--size) width=$2 height=$3 && shift 2 ;;
 		*) break ;;
 		esac
 		shift
 	done
 	env="env $nocolor ${env#env }"
 	if [ "${TUI_ATTACH:-0}" = 1 ] && [ $# -eq 0 ] && [ -x "$BUILD/airlock" ]; then
-		start_pane "$env $BUILD/airlock attach $SOCK; echo tui-exit=\$?"
+		start_pane "$env $BUILD/airlock attach $SOCK; echo tui-exit=\$?" "$width" "$height"
 		return
 	fi
 	agent=""
 	for a in "$@"; do
 		agent="$agent '$a'"
 	done
-	start_pane "$env $DRIVER $attach $SOCK$agent"
+	start_pane "$env $DRIVER $attach $SOCK$agent" "$width" "$height"
 }
 
 capture()
@@ -210,6 +217,13 @@ wait_record()
 		n=$((n - 1))
 	done
 	fail "the TUI never sent $1 (it sent: $(tr '\n' ' ' <"$REC"))"
+}
+
+# wait_keys: until the approval panel takes answers (its keys' row says "keys", not "wait":
+# an ask newly shown takes none for 750 ms).  Needs a panel at least 40 columns wide.
+wait_keys()
+{
+	wait_for "keys    Y"
 }
 
 # no_record TEXT: the TUI has not sent TEXT.
@@ -329,7 +343,7 @@ answer_case()
 {
 	ready || return 1
 	fake ask 7 exec git push origin main
-	wait_for "APPROVAL NEEDED #7" || return 1
+	wait_for "APPROVAL NEEDED #7" && wait_keys || return 1
 	keys "$1"
 	wait_record "{\"type\":\"answer\",\"id\":7,\"answer\":\"$2\"}" || return 1
 	wait_gone "APPROVAL NEEDED" && wait_for "pending 0" && wait_for "human policy.yaml:12"
@@ -346,10 +360,11 @@ case_queue()
 	fake ask 2 connect evil.example:443
 	fake ask 3 write /w/secrets.txt
 	wait_for "APPROVAL NEEDED #1" && wait_for "2 more waiting" &&
-		wait_for "#2 connect evil.example:443" && wait_for "#3 write /w/secrets.txt" || return 1
+		wait_for "#2 connect evil.example:443" && wait_for "#3 write /w/secrets.txt" &&
+		wait_keys || return 1
 	keys y
 	wait_record '"id":1,"answer":"allow"' && wait_for "APPROVAL NEEDED #2" &&
-		wait_for "1 more waiting" || return 1
+		wait_for "1 more waiting" && wait_keys || return 1
 	keys n
 	wait_record '"id":2,"answer":"deny"' && wait_for "APPROVAL NEEDED #3" || return 1
 	wait_gone "more waiting"
@@ -360,12 +375,12 @@ case_sent_until_answered()
 	ready --hold-answers || return 1
 	fake ask 1 exec git push origin main
 	fake ask 2 exec git push --force
-	wait_for "APPROVAL NEEDED #1" || return 1
+	wait_for "APPROVAL NEEDED #1" && wait_keys || return 1
 	keys y
 	wait_record '"id":1,"answer":"allow"' || return 1
 	# the next one is up; the first stays listed as sent (all sent: the oldest is shown)
 	wait_for "APPROVAL NEEDED #2" && wait_for "#1 exec git push origin main" &&
-		wait_for "[sent: allow]" || return 1
+		wait_for "[sent: allow]" && wait_keys || return 1
 	keys b
 	wait_record '"id":2,"answer":"deny-session"' && wait_for "[sent: deny-session]" ||
 		return 1
@@ -541,6 +556,7 @@ case_resize()
 			capture | grep -q "tui-exit" && fail "the TUI ended at $1x$2" && return 1
 		fi
 	done
+	wait_keys || return 1
 	keys y
 	wait_record '"id":5,"answer":"allow"'
 }
@@ -602,6 +618,144 @@ case_sigterm()
 	! capture | grep -q "allow 2 deny 1" || fail "the TUI's screen is still up"
 }
 
+# an ask that takes the place of one that went (its process died) takes no key for 750 ms:
+# the Y meant for the one before does not approve it
+case_guard_swap()
+{
+	ready || return 1
+	fake ask 1 exec touch benign
+	wait_for "APPROVAL NEEDED #1" && wait_for "wait    Y allow" && wait_keys || return 1
+	fake answered 1 deny default
+	fake ask 2 exec touch evil
+	wait_for "APPROVAL NEEDED #2" || return 1
+	keys y
+	wait_for "key ignored: the request just changed" || return 1
+	no_record '"type":"answer"' || return 1
+	wait_keys || return 1
+	keys y
+	wait_record '"id":2,"answer":"allow"'
+}
+
+# yy answers one ask, not the next one too; nor does a second key soon after
+case_guard_double()
+{
+	ready || return 1
+	fake ask 1 exec touch one
+	fake ask 2 exec touch two
+	fake ask 3 exec touch three
+	wait_for "APPROVAL NEEDED #1" && wait_for "2 more waiting" && wait_keys || return 1
+	keys yy
+	wait_record '"id":1,"answer":"allow"' && wait_for "APPROVAL NEEDED #2" || return 1
+	sleep 0.3
+	no_record '"id":2' || return 1
+	wait_keys || return 1
+	keys n
+	wait_record '"id":2,"answer":"deny"' || return 1
+	sleep 0.2
+	keys n
+	sleep 0.3
+	no_record '"id":3' || return 1
+	wait_for "APPROVAL NEEDED #3" && wait_keys || return 1
+	keys a
+	wait_record '"id":3,"answer":"allow-session"'
+}
+
+# ask_at WIDTH HEIGHT: the TUI in a WIDTHxHEIGHT pane, ask 1 (exec /usr/bin/touch /tmp/some-file) sent
+ask_at()
+{
+	start_fake && start_tui --size "$1" "$2" && wait_for "fake0123456789ab" || return 1
+	fake ask 1 exec /usr/bin/touch /tmp/some-file
+}
+
+# at 20 columns the request wraps: all of what and who are there to read
+case_narrow_wraps()
+{
+	ask_at 20 14 || return 1
+	wait_for "APPROVAL NEEDED" && wait_for "exec /usr/bin/touch" && wait_for "/tmp/some-file" &&
+		wait_for "pid 4242: python3 ag" && wait_for "ent.py --task demo" || return 1
+	sleep 1
+	keys y
+	wait_record '"id":1,"answer":"allow"'
+}
+
+# too small to show the request: Y and A are refused, N and B work; enlarged, Y works
+case_too_small()
+{
+	ask_at 20 6 && wait_for "terminal too small" || return 1
+	sleep 1
+	keys y
+	keys a
+	sleep 0.3
+	no_record '"type":"answer"' || return 1
+	keys n
+	wait_record '"id":1,"answer":"deny"' || return 1
+	fake ask 2 exec /usr/bin/touch /tmp/other-file
+	wait_for "terminal too small" || return 1
+	sleep 1
+	keys Y
+	sleep 0.3
+	no_record '"id":2' || return 1
+	tmux -L "$TS" resize-window -t "$CASE" -x 60 -y 20 || fail "resize-window failed" || return 1
+	wait_for "exec /usr/bin/touch /tmp/other-file" && wait_keys || return 1
+	keys y
+	wait_record '"id":2,"answer":"allow"'
+}
+
+# a field cut short says so: a leading marker on the rule (cut on the left), a trailing one
+# on the what (cut on the right)
+case_cut_marks()
+{
+	ready || return 1
+	fake rule /var/tmp/review/pol.yaml:5 allow /bin/true
+	wait_for "exec /bin/true" && wait_for "...p/review/pol.yaml:5" || return 1
+	capture | grep -qF "3145728 dow... allow" || fail "the cut what has no trailing marker"
+}
+
+case_cut_marks_utf8()
+{
+	locale -a 2>/dev/null | grep -qi '^c\.utf-\?8$' || { skip "no C.UTF-8 locale"; return; }
+	start_fake || return 1
+	start_tui --utf8 && wait_for "allow 2 deny 1" || return 1
+	fake rule /var/tmp/review/pol.yaml:5 allow /bin/true
+	wait_for "exec /bin/true" && wait_for "…tmp/review/pol.yaml:5" || return 1
+	capture | grep -qF "3145728 down,… allow" || fail "the cut what has no trailing marker"
+}
+
+# the status line's attached count follows the status messages
+case_attached_count()
+{
+	ready || return 1
+	wait_for "attached 1" || return 1
+	fake attached 2
+	wait_for "attached 2" || return 1
+	fake attached 1
+	wait_for "attached 1"
+}
+
+# tui_run()'s end_status and session_id: the end's status, -1 when the socket just closes,
+# -2 when the TUI leaves first
+case_end_status()
+{
+	ready || return 1
+	fake end 3
+	wait_for "tui-end=3 session=fake0123456789ab"
+}
+
+case_gone_status()
+{
+	ready || return 1
+	stop_fake
+	wait_for "tui-end=-1 session=fake0123456789ab"
+}
+
+case_detach_status()
+{
+	start_fake || return 1
+	start_tui --attach && wait_for "allow 2 deny 1" || return 1
+	keys d
+	wait_for "tui-end=-2 session=fake0123456789ab"
+}
+
 tcase "hello: the session, the agent and the status line show; attach is sent" case_hello
 tcase "events: exec, write, connect and launcher rows, egress bytes" case_events
 tcase "colour: allow green, deny red" case_colour
@@ -632,6 +786,16 @@ tcase "SIGTERM restores the terminal" case_sigterm
 tcase "an unknown or missing TERM: 1, with a message" case_bad_terminal
 tcase "control characters in events are shown as ?, never sent to the terminal" case_hostile_text
 tcase "UTF-8 paths show in a UTF-8 locale" case_utf8
+tcase "an ask taking the place of one that went takes no key at first: Y is not carried over" case_guard_swap
+tcase "yy answers one ask; a second key soon after does not answer the next" case_guard_double
+tcase "at 20 columns the request wraps whole, and Y answers it" case_narrow_wraps
+tcase "too small to show the request: Y/A refused, N denies; enlarged, Y allows" case_too_small
+tcase "a rule cut on the left starts with ..., a what cut on the right ends with it" case_cut_marks
+tcase "in UTF-8 the cut marker is an ellipsis" case_cut_marks_utf8
+tcase "the attached count follows status messages" case_attached_count
+tcase "end_status: the end's status, and the session id" case_end_status
+tcase "end_status: -1 when the session goes away without an end" case_gone_status
+tcase "end_status: -2 when the TUI detaches" case_detach_status
 
 # ---- real sessions: build/airlock run and attach, in a scratch workspace -------------------
 
@@ -688,7 +852,7 @@ case_real_yes()
 	need_real || return
 	arun_pane 'echo y > asked/yes && echo wrote-yes; sleep 0.3'
 	wait_for "write $RWS/asked/yes" || return
-	wait_for "writes under asked/ wait for a human" || return
+	wait_for "writes under asked/ wait for a human" && wait_keys || return
 	keys y
 	wait_for "run-exit=0" || return
 	[ "$(cat "$RWS/asked/yes" 2>/dev/null)" = y ] || fail "asked/yes was not written"
@@ -700,7 +864,7 @@ case_real_b()
 {
 	need_real || return
 	arun_pane 'echo 1 > asked/bee || echo refused-1; sh -c "echo 2 > asked/bee" || echo refused-2; echo agent-end; sleep 0.3'
-	wait_for "write $RWS/asked/bee" || return
+	wait_for "write $RWS/asked/bee" && wait_keys || return
 	keys B
 	wait_for "run-exit=" || return
 	[ ! -e "$RWS/asked/bee" ] || fail "asked/bee was written"
@@ -775,8 +939,26 @@ case_real_attach()
 	done
 	start_pane "env TERM=screen-256color $BUILD/airlock attach; echo attach-exit=\$?"
 	if wait_for "attached 1"; then
-		: >"$RWS/go"
-		wait_for "write $RWS/asked/zed" && keys y && wait_for "attach-exit=0"
+		# a second client: both count, and its detach is counted and said
+		tmux -L "$TS" -f /dev/null new-session -d -s "$CASE-second" -x 100 -y 30 \
+			"env TERM=screen-256color $BUILD/airlock attach 2>&1; sleep 600"
+		if wait_for "attached 2"; then
+			tmux -L "$TS" send-keys -t "$CASE-second" d
+			wait_for "attached 1"
+			i=0
+			until tmux -L "$TS" capture-pane -p -t "$CASE-second" |
+				grep -qF "airlock: attach: detached from session" || [ $i -gt $((WAIT * 10)) ]; do
+				sleep 0.1
+				i=$((i + 1))
+			done
+			[ $i -le $((WAIT * 10)) ] || fail "the second attach did not say it detached"
+		fi
+		tmux -L "$TS" kill-session -t "$CASE-second"
+		if [ -z "$WHY" ]; then
+			: >"$RWS/go"
+			wait_for "write $RWS/asked/zed" && wait_keys && keys y &&
+				wait_for "attach-exit=0" && wait_for "ended (exit status 0)"
+		fi
 	fi
 	agent=$(tmux -L "$TS" capture-pane -p -t "$CASE-agent")
 	tmux -L "$TS" kill-session -t "$CASE-agent"
@@ -787,11 +969,40 @@ case_real_attach()
 		fail "no allow by a human in the log"
 }
 
+# need_airlock: BUILD_DIR/airlock (not with NO_REAL), else a skip.
+need_airlock()
+{
+	[ -z "${NO_REAL:-}" ] || { skip "NO_REAL is set (the sanitizer run covers the TUI alone)"; return; }
+	[ -x "$BUILD/airlock" ] || skip "$BUILD/airlock is not built"
+}
+
+# attach_end HOW MESSAGE: airlock attach on the fake session; after HOW (end: the session ends
+# with 3, gone: it dies, detach: D), it says MESSAGE and exits 0
+attach_end()
+{
+	need_airlock || return
+	start_fake || return 1
+	start_pane "env TERM=screen-256color $BUILD/airlock attach $SOCK; echo attach-exit=\$?" &&
+		wait_for "allow 2 deny 1" || return 1
+	case $1 in
+	end) fake end 3 ;;
+	gone) stop_fake ;;
+	detach) keys d ;;
+	esac
+	wait_for "$2" && wait_for "attach-exit=0"
+}
+case_attach_ended() { attach_end end "airlock: attach: session fake0123456789ab ended (exit status 3)"; }
+case_attach_gone() { attach_end gone "airlock: attach: the session went away"; }
+case_attach_detached() { attach_end detach "airlock: attach: detached from session fake0123456789ab (it goes on)"; }
+
+tcase "airlock attach: the session's end and its status are said" case_attach_ended
+tcase "airlock attach: a session that went away is said" case_attach_gone
+tcase "airlock attach: a detach is said, the session going on" case_attach_detached
 tcase "real run: an ask appears (what, reason); Y lets the program continue" case_real_yes
 tcase "real run: B denies, and the same request again is denied without a prompt" case_real_b
 tcase "real run: Tab shows the agent's output and types into it; Q then y ends the session (143)" case_real_tab_quit
 tcase "real run: a resize keeps the layout and resizes the agent's terminal" case_real_resize
-tcase "attach: a headless session's ask is approved from a second terminal" case_real_attach
+tcase "attach: a headless session's ask is approved from a second terminal; a second client counts, its detach too" case_real_attach
 
 if [ -n "$SANFLAGS" ]; then
 	reports=$(cat "$T"/asan* "$T"/ubsan* 2>/dev/null)
