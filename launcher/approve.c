@@ -318,6 +318,15 @@ static void show_prompt(struct approvals *a)
 	reason = reason ? printable(why) : NULL;
 	printable(rule);
 	tcflush(a->tty, TCIFLUSH); /* what was typed (or answered) before the prompt is not for it */
+	/*
+	 * The agent wrote to this terminal just before: whatever state it left
+	 * (hidden or same-colour text, line-drawing characters, a scroll region,
+	 * origin or insert mode, a hidden cursor) is reset first, so the prompt
+	 * shows as written.  DECSTR (soft reset), then each part again for
+	 * terminals without it: SGR 0, G0 = ASCII and SI, margins (cursor kept),
+	 * insert mode off, autowrap and cursor on (ECMA-48, VT510 manual).
+	 */
+	dprintf(a->tty, "\033[!p\0337\033[r\0338\033[0m\033(B\017\033[4l\033[?7h\033[?25h");
 	if (p->done)
 		dprintf(a->tty, "\r\nairlock: the sandbox asks to %s\r\n", what ? what : "?");
 	else
@@ -376,11 +385,30 @@ static void read_tty(struct approvals *a)
 {
 	char buf[4096];
 	ssize_t n = read(a->tty, buf, sizeof buf);
-	if (n <= 0)
+	if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) {
+		/* the terminal hung up: nobody is left to answer here */
+		epoll_ctl(a->ep, EPOLL_CTL_DEL, a->tty, NULL);
+		close(a->tty);
+		a->tty = -1;
+		a->prompted = false;
+		approve_attached(a);
+		return;
+	}
+	if (n < 0)
 		return;
 	if (!a->prompted) {
 		if (a->pty >= 0)
 			put_all(a->pty, buf, (size_t)n);
+		return;
+	}
+	if (n == 1 && buf[0] == 0x03 && a->nqueue) {
+		/* Ctrl-C: no, and the agent gets its interrupt as on its own terminal */
+		dprintf(a->tty, "^C: denied\r\n");
+		resolve(a, 0, POLICY_DENY, CHANNEL_BY_HUMAN);
+		apply_memory(a);
+		if (a->pty >= 0)
+			put_all(a->pty, buf, 1);
+		show_prompt(a);
 		return;
 	}
 	char c = n == 1 ? (char)(buf[0] | 0x20) : 0; /* either case */
@@ -841,6 +869,8 @@ void approve_counts(const struct approvals *a, struct approve_counts *out)
 
 void approve_end(struct approvals *a)
 {
+	if (a && a->prompted && a->tty >= 0)
+		dprintf(a->tty, "(the session ended: denied)\r\n");
 	while (a && a->nqueue)
 		resolve(a, 0, POLICY_DENY, CHANNEL_BY_DEFAULT);
 }

@@ -7,6 +7,7 @@
 
 #include "launcher/control.h"
 #include "launcher/launcher.h"
+#include "launcher/logread.h"
 #include "launcher/run.h"
 #include "launcher/tui.h"
 
@@ -145,8 +146,11 @@ int cmd_ps(int argc, char **argv)
 		char *t = strchr(started, 'T');
 		if (t)
 			*t = ' ';
-		printf("%-16s  %7d  %-19s  %-8s  %s\n", all[i].id, (int)all[i].pid, started,
-		       all[i].headless ? "headless" : "tui", all[i].agent);
+		/* the id and time come from hellos any of your sessions wrote: printable only */
+		printf("%-16.16s  %7d  %-19s  %-8s  ", all[i].id, (int)all[i].pid, started,
+		       all[i].headless ? "headless" : "tui");
+		logread_put_text(stdout, all[i].agent); /* the agent's words: escaped */
+		putchar('\n');
 	}
 	free(all);
 	return AIRLOCK_EXIT_OK;
