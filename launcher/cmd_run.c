@@ -14,6 +14,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -914,9 +915,15 @@ static int serve(struct run *r)
 				forward(r, (int)si.ssi_signo);
 				continue;
 			}
+			/* ours, the TUI, or an orphan of the agent's we adopted (subreaper) */
 			int st;
-			if (waitpid(r->child, &st, WNOHANG) == r->child)
-				status = status_of(st);
+			pid_t p;
+			while ((p = waitpid(-1, &st, WNOHANG)) > 0) {
+				if (p == r->child)
+					status = status_of(st);
+				else if (p == r->tui)
+					r->tui = 0;
+			}
 		}
 	}
 	/* the last events the agent sent: new connections first, then what they carry */
@@ -1079,7 +1086,13 @@ int cmd_run(int argc, char **argv)
 		close(r.tty_slave); /* the agent has it */
 		r.tty_slave = -1;
 	}
-	control_set_agent(r.control, r.child);
+	control_set_agent(r.control, getpid());
+	/*
+	 * What the agent's processes leave behind becomes ours, not init's: with
+	 * --no-sandbox a double fork must not take a process out of the agent's
+	 * tree, which the control socket refuses (prctl(2) PR_SET_CHILD_SUBREAPER).
+	 */
+	prctl(PR_SET_CHILD_SUBREAPER, 1);
 	if (r.seccomp_fd >= 0) {
 		close(r.seccomp_fd); /* bwrap has its copy */
 		r.seccomp_fd = -1;

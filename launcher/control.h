@@ -11,9 +11,10 @@
  * socket is 0600 in a 0700 directory, and a peer is served only when
  * SO_PEERCRED (unix(7)) says it runs as the launcher's user (or root) and
  * /proc/PID/ns/mnt says it shares the launcher's mount namespace — never the
- * sandbox's — and not the agent or a descendant of it (the case that
- * matters with --no-sandbox; a process that escaped the tree, e.g. through
- * another service, is not caught: --no-sandbox promises no isolation).  The
+ * sandbox's — and not a process of the launcher's own tree, which holds
+ * every process of the agent (the case that matters with --no-sandbox; a
+ * process started through another service, e.g. systemd-run, is not
+ * caught: --no-sandbox promises no isolation).  The
  * run TUI gets one end of a socketpair instead.
  *
  * Protocol (version 1): JSON Lines both ways, one object per line, UTF-8,
@@ -146,8 +147,11 @@ struct control *control_new(const char *path, const struct control_info *info,
 int control_adopt(struct control *c, int fd, bool attached);
 
 /*
- * The agent's process (bwrap, or the agent itself with --no-sandbox):
- * connections from it or its descendants are refused from now on.
+ * Connections from agent or its descendants are refused from now on.  The
+ * launcher passes itself, being the agent's child subreaper (prctl(2)
+ * PR_SET_CHILD_SUBREAPER): every process the agent starts stays in its tree
+ * even when its parent dies; the TUI, adopted through a socketpair, is not
+ * checked.
  */
 void control_set_agent(struct control *c, pid_t agent);
 

@@ -1109,6 +1109,44 @@ case_control()
 	expect_out_lacks ".control"
 	done_check
 
+	# --no-sandbox: the agent shares everything with the user; a double-forked process of its
+	# own still cannot attach and approve its asks (the launcher is its child subreaper)
+	cat >"$W/selfapprove.py" <<'EOF'
+import glob, json, os, socket, sys, time
+if os.fork() == 0:
+    if os.fork() == 0:
+        os.setsid()
+        time.sleep(0.3)
+        for p in glob.glob(sys.argv[1] + "/*.control"):
+            try:
+                s = socket.socket(socket.AF_UNIX)
+                s.connect(p)
+                f = s.makefile("rw")
+                f.write('{"type":"attach"}\n')
+                f.flush()
+                for line in f:
+                    m = json.loads(line)
+                    if m["type"] == "ask":
+                        f.write(json.dumps({"type": "answer", "id": m["id"], "answer": "allow"}) + "\n")
+                        f.flush()
+            except Exception:
+                pass
+        os._exit(0)
+    os._exit(0)
+os.wait()
+time.sleep(1.5)
+os.system("echo s > asked/k-self || echo refused-self")
+EOF
+	[ -z "$AS" ] || chown "$RUN_USER" "$W/selfapprove.py"
+	arun --no-sandbox --headless --policy "$pol" -- "$PY" selfapprove.py "$(ctl_dir)"
+	check "$p: control: with --no-sandbox a double-forked process of the agent cannot attach and approve its ask"
+	expect_out_has refused-self
+	expect_no_file "$W/asked/k-self"
+	expect_log file="$W/asked/k-self" decision=deny decided_by=default
+	expect_log source=launcher message~"or the agent itself was refused"
+	done_check
+	rm -f "$W/selfapprove.py"
+
 	check "$p: airlock attach without a terminal says it needs one (status 1)"
 	acmd attach
 	expect_rc 1
