@@ -13,7 +13,9 @@
 
 #include "launcher/control.h"
 #include "launcher/run.h"
+#include "preload/canon.h"
 #include "preload/channel.h"
+#include "preload/loader.h"
 
 struct client {
 	int fd;
@@ -658,31 +660,102 @@ static struct policy_verdict stricter(struct policy_verdict x, struct policy_ver
 }
 
 /*
- * What the policy says of the action a shim's event reports, decided here
- * from the launcher's own image.  An exec is decided on the program as
- * reported and as resolved on the host (the shim decides on both; the
- * sandbox sees the host's system directories).
+ * Paths a shim reports are canonical: absolute, no "." / ".." / "//"
+ * components, no trailing "/", and not through /proc/PID/{root,cwd} (the
+ * canonicaliser resolves those).  The one exception is text decided when
+ * canonicalising failed: an fd that is no file (/proc/self/fd/N of a pipe).
  */
-static struct policy_verdict redecide(const struct approvals *a, const struct channel_msg *m)
+static bool all_digits(const char *s)
 {
+	return s[0] && strspn(s, "0123456789") == strlen(s);
+}
+
+static bool shim_path(const char *p)
+{
+	if (p[0] != '/')
+		return false;
+	for (const char *c = p; *c == '/' && c[1];) {
+		const char *start = c + 1, *end = strchrnul(start, '/');
+		size_t len = (size_t)(end - start);
+		if (len == 0 || (len == 1 && start[0] == '.') ||
+		    (len == 2 && start[0] == '.' && start[1] == '.') || (!*end && end[-1] == '/'))
+			return false;
+		c = end;
+	}
+	if (p[1] && p[strlen(p) - 1] == '/')
+		return false;
+	if (strncmp(p, "/dev/fd/", 8) == 0)
+		return all_digits(p + 8);
+	if (strncmp(p, "/proc/self/", 11) == 0)
+		return strncmp(p + 11, "fd/", 3) == 0 && all_digits(p + 14);
+	if (strncmp(p, "/proc/thread-self/", 18) == 0)
+		return strncmp(p + 18, "fd/", 3) == 0 && all_digits(p + 21);
+	if (strncmp(p, "/proc/", 6) == 0 && p[6] >= '0' && p[6] <= '9') {
+		const char *rest = p + 6 + strspn(p + 6, "0123456789");
+		return !(strcmp(rest, "/root") == 0 || strncmp(rest, "/root/", 6) == 0 ||
+			 strcmp(rest, "/cwd") == 0 || strncmp(rest, "/cwd/", 5) == 0);
+	}
+	return true;
+}
+
+/* An exec decided on program and on its host and lexical canonical forms, the stricter. */
+static struct policy_verdict decide_program(const struct approvals *a, const char *program,
+					    const char *const *argv)
+{
+	struct policy_verdict v = policy_decide_exec(a->opt.img, program, argv);
+	char lex[4096], *real = realpath(program, NULL);
+	if (real && strcmp(real, program) != 0)
+		v = stricter(v, policy_decide_exec(a->opt.img, real, argv));
+	if (canon_lexical("/", program, lex, sizeof lex) >= 0 && strcmp(lex, program) != 0)
+		v = stricter(v, policy_decide_exec(a->opt.img, lex, argv));
+	/* the dynamic loader as a program: the shim decides the program it runs */
+	size_t i;
+	if (argv[0] && (loader_is(program) || (real && loader_is(real))) &&
+	    (i = loader_program(argv)) > 0)
+		v = stricter(v, decide_program(a, argv[i], argv + i));
+	free(real);
+	return v;
+}
+
+/*
+ * What the policy says of the action a shim's event reports, decided here
+ * from the launcher's own image, with *why set when the report is one no
+ * shim sends (then the verdict is deny).  An exec is decided on the program
+ * as reported, as resolved on the host and lexically (the shim decides on
+ * the program as invoked and as resolved in the sandbox, which sees the
+ * host's system directories), and through the dynamic loader.
+ */
+static struct policy_verdict redecide(const struct approvals *a, const struct channel_msg *m,
+				      const char **why)
+{
+	static const struct policy_verdict bad = { POLICY_DENY, -1 };
+	*why = NULL;
 	switch (m->source) {
 	case CHANNEL_SOURCE_EXEC: {
-		const char *argv[257];
+		if (m->program[0] != '/') {
+			*why = "a program path no shim reports (relative)";
+			return bad;
+		}
+		const char **argv = calloc((size_t)m->argc + 1, sizeof *argv);
+		if (!argv) {
+			*why = "out of memory";
+			return bad;
+		}
 		size_t n = 0;
 		struct channel_args it;
 		const char *arg;
 		channel_args_begin(m, &it);
-		while (n < 256 && (arg = channel_args_next(&it, NULL)))
+		while (n < m->argc && (arg = channel_args_next(&it, NULL)))
 			argv[n++] = arg;
-		argv[n] = NULL;
-		struct policy_verdict v = policy_decide_exec(a->opt.img, m->program, argv);
-		char *real = realpath(m->program, NULL);
-		if (real && strcmp(real, m->program) != 0)
-			v = stricter(v, policy_decide_exec(a->opt.img, real, argv));
-		free(real);
+		struct policy_verdict v = decide_program(a, m->program, argv);
+		free(argv);
 		return v;
 	}
 	case CHANNEL_SOURCE_OPEN:
+		if (!shim_path(m->path)) {
+			*why = "a path no shim reports (not canonical)";
+			return bad;
+		}
 		return policy_decide_open(a->opt.img, m->path, m->action);
 	default:
 		return policy_decide_connect(a->opt.img, m->host, m->port);
@@ -691,10 +764,11 @@ static struct policy_verdict redecide(const struct approvals *a, const struct ch
 
 /*
  * A shim's event is the agent's own process speaking: anything inside the
- * sandbox can send one on the channel.  It is logged as the policy decides
- * the action it reports, never more permissive than that: a report of an
- * allow the policy would not give is logged as the policy's decision, and
- * says so (a forged report, or a shim that was bypassed).
+ * sandbox can send one.  It is logged as the policy decides the action it
+ * reports, never more permissive than that: a report of an allow the policy
+ * would not give is logged as the policy's decision, and says so (a forged
+ * report, or a bypassed shim).  A report whose arguments were cut to fit
+ * the channel is decided on what arrived, and says so.
  */
 static void log_event(struct approvals *a, const struct channel_msg *m, pid_t pid)
 {
@@ -702,18 +776,26 @@ static void log_event(struct approvals *a, const struct channel_msg *m, pid_t pi
 		log_msg(a, m, pid, m->decision, "policy", -1, NULL);
 		return;
 	}
-	struct policy_verdict v = redecide(a, m);
+	const char *why;
+	char msg[256];
+	struct policy_verdict v = redecide(a, m, &why);
+	bool cut = m->source == CHANNEL_SOURCE_EXEC &&
+		   ((m->flags & CHANNEL_F_TRUNCATED) || m->argc_total > m->argc);
 	if (v.decision <= m->decision) {
 		/* as reported, or the report is stricter than the policy (a symlinked program
 		   resolved inside the sandbox can be): the stricter one stands */
-		log_msg(a, m, pid, m->decision, "policy", -1, NULL);
+		if (cut && m->decision == POLICY_ALLOW)
+			snprintf(msg, sizeof msg, "arguments cut to fit the channel: decided again on "
+				 "the first %u of %u", m->argc, m->argc_total);
+		log_msg(a, m, pid, m->decision, "policy", -1,
+			cut && m->decision == POLICY_ALLOW ? msg : NULL);
 		return;
 	}
 	struct channel_msg fixed = *m;
-	char msg[160];
-	snprintf(msg, sizeof msg, "the shim reported %s, the policy says %s: a forged report from "
-		 "inside the sandbox, or a bypassed shim", policy_decision_name(m->decision),
-		 policy_decision_name(v.decision));
+	snprintf(msg, sizeof msg, "the shim reported %s, %s%s%s: a forged report from inside the "
+		 "sandbox, or a bypassed shim", policy_decision_name(m->decision),
+		 why ? why : "the policy says ", why ? "" : policy_decision_name(v.decision),
+		 why ? ", deny" : "");
 	fixed.decision = v.decision;
 	fixed.rule = v.rule;
 	log_msg(a, &fixed, pid, v.decision, "policy", -1, msg);

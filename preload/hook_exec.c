@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "preload/canon.h"
+#include "preload/loader.h"
 #include "preload/shim.h"
 
 #define PATH_BUF 4096
@@ -19,33 +20,6 @@
 extern char **environ;
 
 /* ---- deciding ------------------------------------------------------------------- */
-
-/* The dynamic loader run as a program ("ld-linux-x86-64.so.2 PROG ARGS", ld.so(8)). */
-static bool is_loader(const char *path)
-{
-	const char *base = strrchr(path, '/');
-	base = base ? base + 1 : path;
-	return strncmp(base, "ld-linux", 8) == 0 || strncmp(base, "ld64.so", 7) == 0 ||
-	       strcmp(base, "ld.so") == 0;
-}
-
-/* Index in argv of the program ld.so(8) will run, skipping its options; 0 when none. */
-static size_t loader_program(char *const argv[])
-{
-	static const char *const with_arg[] = { "--library-path", "--inhibit-rpath", "--audit",
-						"--preload", "--argv0", "--glibc-hwcaps-prepend",
-						"--glibc-hwcaps-mask", NULL };
-	for (size_t i = 1; argv[i]; i++) {
-		if (strncmp(argv[i], "--", 2) != 0)
-			return i;
-		if (strcmp(argv[i], "--") == 0)
-			return argv[i + 1] ? i + 1 : 0;
-		for (size_t k = 0; with_arg[k]; k++)
-			if (strcmp(argv[i], with_arg[k]) == 0 && argv[i + 1])
-				i++;
-	}
-	return 0;
-}
 
 /* Combines a command verdict and a file-exec verdict: a rule beats the default, then severity. */
 static struct policy_verdict worse(struct policy_verdict a, struct policy_verdict b)
@@ -80,8 +54,8 @@ static enum policy_decision decide_exec(int dirfd, const char *path, char *const
 	if (path[0] == '/' || dirfd != AT_FDCWD || syscall(SYS_getcwd, cwd, sizeof cwd) < 0 ||
 	    canon_lexical(cwd, path, abs, sizeof abs) < 0)
 		snprintf(abs, sizeof abs, "%s", path[0] == '/' ? path : canon);
-	if (img && argv[0] && is_loader(canon)) {
-		size_t i = loader_program(argv);
+	if (img && argv[0] && loader_is(canon)) {
+		size_t i = loader_program((const char *const *)argv);
 		if (i)
 			return decide_exec(AT_FDCWD, argv[i], argv + i, 0);
 	}
