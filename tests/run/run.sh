@@ -882,6 +882,9 @@ case_forged_events()
 	expect_log network_dst=exfil.example.com:443 decision=ask message~"the shim reported allow"
 	expect_no_log file="$H/.ssh/id_rsa" decision=allow
 	expect_no_log network_dst=exfil.example.com:443 decision=allow
+	expect_log file="$H/./.ssh/id_rsa" decision=deny message~"a path no shim reports"
+	expect_log command=/lib64/ld-linux-x86-64.so.2 decision=deny message~"the shim reported allow"
+	expect_no_log command=/lib64/ld-linux-x86-64.so.2 decision=allow
 	done_check
 	rm -f "$W/forge.py"
 }
