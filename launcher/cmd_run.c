@@ -379,8 +379,10 @@ static int build_sandbox(struct run *r, struct sandbox_report *rep)
 		airlock_err("run: %s: %s", r->src.name, strerror(errno));
 		return RUN_EXIT_FAILED;
 	}
+	char *log_file = realpath(audit_path(r->log), NULL);
 	if (!getcwd(cwd, sizeof cwd)) {
 		free(policy_file);
+		free(log_file);
 		airlock_err("run: cannot read the current directory: %s", strerror(errno));
 		return RUN_EXIT_FAILED;
 	}
@@ -393,6 +395,7 @@ static int build_sandbox(struct run *r, struct sandbox_report *rep)
 		.session_dir = r->session.dir,
 		.shim_path = r->shim,
 		.policy_file = policy_file,
+		.log_file = log_file,
 		.unprivileged = geteuid() != 0,
 		.own_tty = r->ui != UI_HEADLESS,
 		.seccomp_fd = r->seccomp_fd,
@@ -405,6 +408,7 @@ static int build_sandbox(struct run *r, struct sandbox_report *rep)
 	};
 	int built = sandbox_build(&cfg, r->bwrap, &r->bwrap_argv, rep, err, sizeof err);
 	free(policy_file);
+	free(log_file);
 	if (built < 0) {
 		airlock_err("run: cannot set up the sandbox: %s", err);
 		return RUN_EXIT_FAILED;
@@ -955,7 +959,7 @@ static void log_end(struct run *r, int status)
 		 "%lu refused, %" PRIu64 " bytes out, %" PRIu64 " in",
 		 status, c.allow, c.deny, c.asked, ps.connections, ps.refused, ps.bytes_up, ps.bytes_down);
 	launcher_event(r, NULL, msg);
-	if (r->ui == UI_TUI) /* the TUI's screen is gone: what happened, in one line */
+	if (r->ui != UI_HEADLESS) /* on a terminal: what happened, in one line */
 		airlock_err("%s; the log: %s", msg, audit_path(r->log));
 }
 

@@ -28,6 +28,8 @@ struct sandbox_config {
 	const char *shim_path;          /* host path of the shim, bound read-only over
 					   RUN_SANDBOX_DIR/RUN_SHIM_NAME (the session dir may be noexec) */
 	const char *policy_file;        /* host path of the policy file, or NULL (built-in) */
+	const char *log_file;           /* absolute host path of the audit log (bound read-only
+					   over itself when it is writable inside), or NULL */
 	bool unprivileged;              /* not root: --unshare-user */
 	bool own_tty;                   /* the agent runs on a pseudo-terminal airlock owns (the
 					   TUI's): no --new-session, it keeps it as its terminal */

@@ -533,6 +533,9 @@ static int protections_add(struct builder *b)
 	/* last: inside .airlock/ (the usual place) it is read-only already and needs no mount */
 	if (!r && cfg->policy_file)
 		r = protect_add(b, cfg->policy_file, NULL);
+	/* the audit log, wherever --log put it: the agent may not touch it */
+	if (!r && cfg->log_file)
+		r = protect_add(b, cfg->log_file, NULL);
 	return r;
 }
 
@@ -871,6 +874,8 @@ static int config_check(struct builder *b, const char *bwrap_path)
 			    "sandbox: home, workspace, cwd, session dir and program must be absolute paths");
 	if (c->policy_file && !absolute(c->policy_file))
 		return fail(b, -EINVAL, "sandbox: policy file '%s' is not absolute", c->policy_file);
+	if (c->log_file && !absolute(c->log_file))
+		return fail(b, -EINVAL, "sandbox: audit log '%s' is not absolute", c->log_file);
 	if (c->shim_path && !absolute(c->shim_path))
 		return fail(b, -EINVAL, "sandbox: shim '%s' is not absolute", c->shim_path);
 	if (stat(c->workspace, &st) != 0 || !S_ISDIR(st.st_mode))

@@ -1254,6 +1254,26 @@ case_places()
 	fi
 	done_check
 	rm -rf "$H/.local"
+
+	# --log inside the workspace (writable inside): the log is bound read-only over itself
+	need_sandbox "$p: --log in the workspace" || return
+	rm -f "$W/ws-audit.jsonl"
+	(
+		cd "$W" || exit 125
+		# shellcheck disable=SC2086
+		exec $AS env -i PATH="$AGENT_PATH" HOME="$H" USER="$RUN_USER" LANG=C.UTF-8 \
+			timeout -k 3 "$CASE_TIMEOUT" "$AIRLOCK" run --headless --log ./ws-audit.jsonl -- \
+			sh -c 'echo forged >> ws-audit.jsonl || echo refused-shell; cp /dev/null ws-audit.jsonl || echo refused-truncate; mv ws-audit.jsonl x.jsonl || echo refused-rename'
+	) >"$T/out" 2>"$T/err" </dev/null
+	RC=$? OUT=$(cat "$T/out") ERR=$(cat "$T/err") LOG=$W/ws-audit.jsonl
+	check "$p: --log in the workspace: the agent can neither append to, truncate nor rename the log"
+	expect_out_has refused-shell
+	expect_out_has refused-truncate
+	expect_out_has refused-rename
+	expect_log source=launcher message~"session ended"
+	grep -q '^forged' "$LOG" && _fail "the agent wrote into the log"
+	done_check
+	rm -f "$W/ws-audit.jsonl" "$W/x.jsonl"
 }
 
 # Real programs: git, python3, make, sh, started from a shell so the shim logs each exec.
