@@ -1804,6 +1804,44 @@ static bool read_keys(struct tui *t)
 
 /* ---- setup and the loop --------------------------------------------------------------- */
 
+/*
+ * After the screen is gone: the last rows of the agent's own output, on the
+ * terminal's main screen, so what the agent said last is not lost with the
+ * TUI (cells are printable already: escapes were interpreted on the way in).
+ */
+static void print_output_tail(const struct tui *t, int fd, size_t max)
+{
+	size_t end = t->nlines, first;
+	while (end > 0 && t->lines[(t->lfirst + end - 1) % OUT_MAX_LINES].len == 0)
+		end--;
+	first = end > max ? end - max : 0;
+	if (end == first)
+		return;
+	dprintf(fd, "--- the agent's last output ---\n");
+	for (size_t i = first; i < end; i++) {
+		const struct out_line *l = &t->lines[(t->lfirst + i) % OUT_MAX_LINES];
+		char buf[4 * 512 + MB_LEN_MAX + 2];
+		size_t k = 0;
+		mbstate_t st;
+		memset(&st, 0, sizeof st);
+		for (int c = 0; c < l->len && k + MB_LEN_MAX + 2 < sizeof buf; c++) {
+			if (l->c[c] == L'\0')
+				continue; /* the right half of a wide character */
+			size_t n = wcrtomb(buf + k, l->c[c], &st);
+			if (n == (size_t)-1) {
+				buf[k++] = '?';
+				memset(&st, 0, sizeof st);
+			} else {
+				k += n;
+			}
+		}
+		while (k > 0 && buf[k - 1] == ' ')
+			k--;
+		buf[k++] = '\n';
+		(void)!write(fd, buf, k);
+	}
+}
+
 static void tui_free(struct tui *t)
 {
 	if (t->rows) {
@@ -1995,6 +2033,8 @@ int tui_run(const struct tui_options *o)
 	fclose(t.fout);
 	if (t.rc == 1)
 		fprintf(stderr, "airlock: the TUI lost its terminal\n");
+	else if (o->pty_master >= 0)
+		print_output_tail(&t, o->tty_out, 20);
 
 restore:
 	for (size_t i = 0; i < NSIGNALS; i++)
