@@ -14,7 +14,7 @@
 #include "launcher/logread.h"
 
 #define SUGGEST_SYNOPSIS \
-	"usage: airlock suggest LOG [--session ID] [--workspace DIR] [--output FILE]\n"
+	"usage: airlock suggest LOG [--session ID] [--workspace DIR] [-o|--output FILE]\n"
 
 const char cmd_suggest_usage[] =
 	SUGGEST_SYNOPSIS
@@ -32,7 +32,8 @@ const char cmd_suggest_usage[] =
 	"    airlock suggest learn.jsonl --output .airlock/policy.yaml\n"
 	"(`airlock run --headless --default-allow` also allows what its policy asks\n"
 	"about).  Then read the policy: it allows what that run did, nothing more\n"
-	"than the generalisations below.\n"
+	"than the generalisations below, less what the carried-over deny rules\n"
+	"below deny (reading .env stays denied even when that run read it).\n"
 	"\n"
 	"Generalising, an allow rule is widened only as long as it covers nothing\n"
 	"the log denied or asked about (it falls back to a narrower pattern, down\n"
@@ -55,9 +56,14 @@ const char cmd_suggest_usage[] =
 	"of the policy each recorded session ran under when its file still loads,\n"
 	"are carried over in blocks of their own, with their reasons: a permissive\n"
 	"learning run does not lose them.  A carried-over rule that would deny\n"
-	"something the log recorded as allowed or asked about is left out, said in\n"
-	"a comment and on stderr: a human or the session's policy decided otherwise.\n"
-	"That yes is to those actions alone: their allow (or ask) rules stay exact,\n"
+	"something a person approved (decided_by human or session) or an explicit\n"
+	"rule of the recorded policy allowed or asked about (the event names the\n"
+	"rule) is left out, said in a comment and on stderr: they decided otherwise.\n"
+	"What only a default allowed -- the recorded policy's (no rule, as in the\n"
+	"learning run) or --default-allow's (decided_by default) -- leaves no rule\n"
+	"out: the rule is kept, denies that action (a comment at it and a line on\n"
+	"stderr say so), and the self-check lists the action as \"kept denied\".\n"
+	"A person's or a rule's yes is to those actions alone: their allow (or ask) rules stay exact,\n"
 	"no other allow or ask rule covers what the left-out rule denied (tried on\n"
 	"its patterns made concrete: `rm -rf /`, `~/.ssh/probe`), and what else it\n"
 	"denied stays denied where the policy language can say so: a file rule's\n"
@@ -75,7 +81,14 @@ const char cmd_suggest_usage[] =
 	"  --workspace DIR   what ./ stands for; default: the workspace the sessions'\n"
 	"                    start events name, else the directory the allowed writes\n"
 	"                    share\n"
-	"  --output FILE     write the policy to FILE (replaced) instead of stdout\n"
+	"  -o, --output FILE write the policy to FILE (replaced) instead of stdout\n"
+	"\n"
+	"The kernel layer is never widened: no sandbox.write (or sandbox.read) entry\n"
+	"is suggested.  The shim may allow a write outside the workspace that the\n"
+	"kernel layer refuses (not in sandbox.write), and the log records it as\n"
+	"allowed all the same; its allow rule stays, and a comment lists the\n"
+	"directories such writes would need in sandbox.write: adding them is your\n"
+	"call, by hand.\n"
 	"\n"
 	"A line that is not an event is reported on stderr as LOG:LINE: what is wrong,\n"
 	"and skipped.  An event decided both ways is denied, with a warning.\n"
@@ -83,9 +96,11 @@ const char cmd_suggest_usage[] =
 	"Last, the policy is checked against the log: each action decided by it as\n"
 	"`airlock check` would.  Any action it decides otherwise than the log (two\n"
 	"runs args matching cannot tell apart, such as `sh -c 'echo hi'` and\n"
-	"`sh '-c echo' hi`; a widened U+FFFD glob) is listed on stderr.\n"
+	"`sh '-c echo' hi`; a widened U+FFFD glob) is listed on stderr; the actions\n"
+	"kept denied are listed apart and are not counted.\n"
 	"\n"
-	"Exit status: 0 success: the policy decides every event as the log did;\n"
+	"Exit status: 0 success: the policy decides every event as the log did\n"
+	"(but those kept denied);\n"
 	"1 the policy was written but decides some event otherwise (listed on\n"
 	"stderr), or the log cannot be read, or FILE cannot be written; 2 usage\n"
 	"error, or a log with no usable events.\n";
@@ -123,6 +138,10 @@ struct action {
 	long rule;            /* the suggested rule covering it, -1 none yet */
 	bool unnamed;         /* an allowed path with U+FFFD no rule could name: left to the default */
 	bool opened;          /* a carried-over deny rule that would deny it is left out: its rule stays exact */
+	unsigned long yes;    /* events allowed (or asked) by a person or by an explicit rule of the recorded
+				 policy: only they leave a carried-over deny rule out */
+	bool kept;            /* allowed (or asked) only by a default, and a carried-over deny rule denies it:
+				 kept denied, no rule of its own */
 };
 
 /* A session, as its launcher events describe it. */
@@ -148,9 +167,11 @@ struct carried {
 	char *reason;  /* owned, or NULL */
 	char *where;   /* owned; "FILE:LINE" of the rule in its policy */
 	size_t from;   /* its policy: index into suggest.from */
-	const struct action *contra; /* what the log allowed or asked about that it denies: left out */
+	const struct action *contra; /* what a person or a rule allowed or asked about that it denies: left out */
+	const struct action *kept;   /* the first action allowed only by a default that it denies: kept */
+	unsigned long nkept;         /* how many such actions */
 	bool part;     /* left out, and a rule for the actions the log did not allow follows it */
-	void *blob;    /* owned; left out: the rule compiled alone (an allow list over all-deny) */
+	void *blob;    /* owned; the rule compiled alone (an allow list over all-deny) */
 	const struct policy_image *img;
 	struct action *probe; /* owned; left out: actions it denies, its patterns made concrete */
 	size_t nprobe;
@@ -384,6 +405,7 @@ static void add_event(void *ctx, json_object *ev, const char *line, size_t len,
 	const char *cmd = logread_str(ev, "command"), *file = logread_str(ev, "file");
 	const char *dst = logread_str(ev, "network_dst"), *msg = logread_str(ev, "message");
 	const char *decision = logread_str(ev, "decision"), *by = logread_str(ev, "decided_by");
+	const char *rule = logread_str(ev, "rule");
 	struct action a = { .rule = -1, .line = lineno };
 	(void)line, (void)len;
 	struct session *x = session_of(sg, sid ? sid : "");
@@ -448,6 +470,10 @@ static void add_event(void *ctx, json_object *ev, const char *line, size_t len,
 		goto oom;
 	a.count = 1;
 	a.by[by_of(by)] = 1;
+	/* a yes that outweighs a carried-over deny: a person's, or an explicit rule's (the event names it);
+	   not the recorded policy's default (no rule), nor --default-allow's (decided_by default) */
+	a.yes = a.outcome != POLICY_DENY &&
+		(by_of(by) == BY_HUMAN || by_of(by) == BY_SESSION || (by_of(by) == BY_POLICY && rule && *rule));
 	a.reason = dup_or_null(logread_str(ev, "reason"), &sg->oom);
 	struct action *p = xrealloc_array(sg->a, &sg->cap, sg->na, sizeof *p);
 	if (!p || sg->oom)
@@ -493,6 +519,7 @@ static void merge(struct suggest *sg)
 				a->outcome = b->outcome;
 				memset(a->by, 0, sizeof a->by);
 				a->count = 0;
+				a->yes = 0;
 			} else {
 				a->conflicts += b->count;
 				action_free(b);
@@ -500,6 +527,7 @@ static void merge(struct suggest *sg)
 			}
 		}
 		a->count += b->count;
+		a->yes += b->yes;
 		for (int k = 0; k < BY_MAX; k++)
 			a->by[k] += b->by[k];
 		if (!a->reason) {
@@ -1100,8 +1128,8 @@ static void choose_all(struct suggest *sg)
 	for (size_t o = 0; o < 3; o++)
 		for (size_t i = 0; i < sg->na && !sg->oom; i++) {
 			struct action *a = &sg->a[i];
-			if (a->outcome != order[o] || a->rule >= 0 || !needs_rule(a))
-				continue;
+			if (a->outcome != order[o] || a->rule >= 0 || !needs_rule(a) || a->kept)
+				continue; /* kept: a carried-over rule denies it */
 			if (choose(sg, a))
 				continue;
 			if (a->kind == K_FILE && has_lost(a->path, strlen(a->path))) {
@@ -1224,11 +1252,32 @@ static char *rule_item(const struct policy_rule *r)
 	return buf;
 }
 
-/* The first action the log allowed or asked about that rule c denies, or NULL. */
+/*
+ * True when a person (decided_by human or session) or an explicit rule of the
+ * recorded policy (the event names it) allowed or asked about an event of a:
+ * a yes that leaves a carried-over deny rule out.  Allowed only by the
+ * recorded policy's default, or by --default-allow, it does not.
+ */
+static bool said_yes(const struct action *a)
+{
+	return a->outcome != POLICY_DENY && a->yes > 0;
+}
+
+/* Which default alone allowed (or asked about) a, not said_yes(): for messages. */
+static const char *which_default(const struct action *a)
+{
+	bool policy = a->by[BY_POLICY] > 0, dflt = a->by[BY_DEFAULT] > 0;
+	unsigned long n = a->by[BY_POLICY] + a->by[BY_DEFAULT];
+	return n != a->count || (policy && dflt) ? "a default"
+	       : dflt                            ? "--default-allow"
+						 : "its policy's default";
+}
+
+/* The first action a person or a rule allowed or asked about that rule c denies, or NULL. */
 static const struct action *contradicted(const struct suggest *sg, const struct candidate *c)
 {
 	for (size_t i = 0; i < sg->na; i++)
-		if (sg->a[i].outcome != POLICY_DENY && covers(c, &sg->a[i]))
+		if (said_yes(&sg->a[i]) && covers(c, &sg->a[i]))
 			return &sg->a[i];
 	return NULL;
 }
@@ -1555,10 +1604,12 @@ static void carry_rest(struct suggest *sg, char *item, size_t at)
 		const struct carried *o = &sg->c[at];
 		sg->c[sg->nc] = (struct carried){ .yaml = item, .from = o->from,
 						  .reason = dup_or_null(o->reason, &sg->oom),
-						  .where = dup_or_null(o->where, &sg->oom) };
+						  .where = dup_or_null(o->where, &sg->oom),
+						  .blob = c.blob, .img = c.img };
 		sg->nc++;
 		sg->c[at].part = true;
 		c.yaml = NULL;
+		c.blob = NULL;
 	}
 	candidate_free(&c);
 }
@@ -1592,7 +1643,7 @@ static void carry_remains(struct suggest *sg, const struct policy_rule *r, size_
 		bool ok = joined != NULL;
 		for (size_t i = 0; i < sg->na && ok; i++) {
 			const struct action *a = &sg->a[i];
-			if (a->kind != K_EXEC || a->outcome == POLICY_DENY || decide(img, a).rule != 0)
+			if (a->kind != K_EXEC || !said_yes(a) || decide(img, a).rule != 0)
 				continue;
 			char *buf = NULL;
 			size_t len = 0;
@@ -1646,7 +1697,7 @@ static void carry_remains(struct suggest *sg, const struct policy_rule *r, size_
 			n = 0;
 			for (size_t i = 0; i < sg->na; i++) {
 				const struct action *a = &sg->a[i];
-				if (a->kind == K_FILE && a->faction == bit && a->outcome != POLICY_DENY &&
+				if (a->kind == K_FILE && a->faction == bit && said_yes(a) &&
 				    (r->actions & bit) && decide(img, a).rule == 0)
 					w[n++] = a->path;
 			}
@@ -1703,19 +1754,17 @@ static void carry_rule(struct suggest *sg, const struct policy_rule *r, size_t b
 			       .where = format("%s:%u", source, r->pos.line) };
 	c.yaml = NULL;
 	sg->oom |= !k->where;
-	if (!k->contra) {
-		candidate_free(&c);
-		return;
-	}
-	k->blob = c.blob;
+	k->blob = c.blob; /* kept compiled: what it denies of the log is said */
 	k->img = c.img;
 	c.blob = NULL;
 	candidate_free(&c);
+	if (!k->contra)
+		return;
 	make_probes(sg, k, r);
 	if (r->kind == POLICY_RULE_FILE) { /* the actions the log did not allow */
 		unsigned allowed = 0;
 		for (size_t i = 0; i < sg->na; i++)
-			if (sg->a[i].kind == K_FILE && sg->a[i].outcome != POLICY_DENY &&
+			if (sg->a[i].kind == K_FILE && said_yes(&sg->a[i]) &&
 			    decide(k->img, &sg->a[i]).rule == 0)
 				allowed |= sg->a[i].faction;
 		struct policy_rule rest = *r;
@@ -1814,12 +1863,32 @@ static void carry_over(struct suggest *sg)
 		policy_free(p);
 	}
 	for (size_t k = 0; k < sg->nc; k++) /* what the left-out rules would deny keeps exact rules */
-		for (size_t i = 0; i < sg->na && sg->c[k].img; i++)
+		for (size_t i = 0; i < sg->na && sg->c[k].img && sg->c[k].contra; i++)
 			if (sg->a[i].outcome != POLICY_DENY && decide(sg->c[k].img, &sg->a[i]).rule == 0)
 				sg->a[i].opened = true;
+	/* what only a default allowed (or asked about) and a carried-over rule denies stays denied */
+	for (size_t k = 0; k < sg->nc; k++) {
+		struct carried *c = &sg->c[k];
+		for (size_t i = 0; i < sg->na && c->img && !c->contra; i++) {
+			struct action *a = &sg->a[i];
+			if (a->outcome == POLICY_DENY || said_yes(a) || decide(c->img, a).rule != 0)
+				continue;
+			a->kept = true;
+			if (!c->nkept++)
+				c->kept = a;
+		}
+	}
 	for (size_t k = 0; k < sg->nc; k++) {
 		const struct carried *c = &sg->c[k];
-		char *what = c->contra ? example_text(c->contra) : NULL;
+		char *what = c->kept ? example_text(c->kept) : NULL;
+		if (c->kept)
+			airlock_err("suggest: %s: this deny rule is kept: it denies %s, which the log "
+				    "recorded as %s only by %s (%s:%lu%s), not by a person or a rule",
+				    c->where, what ? what : "an action",
+				    c->kept->outcome == POLICY_ALLOW ? "allowed" : "asked about",
+				    which_default(c->kept), sg->log_name, c->kept->line, c->nkept > 1 ? ", and more" : "");
+		free(what);
+		what = c->contra ? example_text(c->contra) : NULL;
 		if (c->contra)
 			airlock_err("suggest: %s: this deny rule is not carried over: it would deny %s, "
 				    "which the log recorded as %s (%s:%lu)%s",
@@ -1872,17 +1941,28 @@ static int by_list_kind_count(const void *x, const void *y)
 	return strcmp(a->yaml, b->yaml);
 }
 
-/* The directories allowed writes outside the workspace, /tmp and /dev need in sandbox.write. */
+/*
+ * The directories the allowed writes outside the workspace, /tmp and /dev
+ * would need in sandbox.write, as a comment and on stderr: never written as
+ * sandbox.write entries.  The shim allowed those writes, but the kernel layer
+ * (read-only outside sandbox.write) may have refused them, and the log cannot
+ * tell; widening the kernel layer is the user's call.  Their allow rules stay:
+ * the kernel layer still refuses the writes until the user adds the directory.
+ */
 static void put_sandbox(FILE *f, const struct suggest *sg)
 {
 	char **dirs = calloc(sg->na + 1, sizeof *dirs);
+	const struct action **ex = calloc(sg->na + 1, sizeof *ex);
 	size_t n = 0;
-	if (!dirs)
+	if (!dirs || !ex) {
+		free(dirs);
+		free(ex);
 		return;
+	}
 	for (size_t i = 0; i < sg->na; i++) {
 		const struct action *a = &sg->a[i];
 		if (a->kind != K_FILE || a->faction != POLICY_FILE_WRITE || a->outcome != POLICY_ALLOW ||
-		    (sg->workspace && under(a->path, sg->workspace)) || under(a->path, "/tmp") ||
+		    a->kept || (sg->workspace && under(a->path, sg->workspace)) || under(a->path, "/tmp") ||
 		    under(a->path, "/dev") || under(a->path, "/proc"))
 			continue;
 		const char *slash = strrchr(a->path, '/');
@@ -1893,28 +1973,43 @@ static void put_sandbox(FILE *f, const struct suggest *sg)
 			seen = strcmp(dirs[k], d) == 0;
 		if (seen)
 			free(d);
-		else
+		else {
+			ex[n] = a;
 			dirs[n++] = d;
+		}
 	}
 	fputs("\n# The kernel layer: the workspace is writable, /tmp is the sandbox's own.\nsandbox:\n"
 	      "  network: proxy\n",
 	      f);
 	if (n) {
-		fputs("  # directories the allowed writes outside the workspace need\n  write:\n", f);
+		fputs("  # Not widened: the allowed writes outside the workspace would need these\n"
+		      "  # directories in sandbox.write.  Until they are there, the kernel layer\n"
+		      "  # refuses those writes whatever the allow rules say (it may have refused\n"
+		      "  # them in the recorded run too: the log cannot tell).  Widening the kernel\n"
+		      "  # layer is your call (it opens every file in them to the agent's writes):\n"
+		      "  # add them by hand, as `write: [DIR, ...]` here, if you mean to.\n",
+		      f);
 		for (size_t k = 0; k < n; k++) {
-			fputs("    - ", f);
+			fputs("  #   ", f);
 			if (strcmp(sg->home, "/") != 0 && under(dirs[k], sg->home) &&
 			    strlen(dirs[k]) > strlen(sg->home)) {
 				char *rel = format("~/%s", dirs[k] + strlen(sg->home) + 1);
-				put_yaml_string(f, rel ? rel : dirs[k]);
+				put_comment_text(f, rel ? rel : dirs[k], 300);
 				free(rel);
 			} else
-				put_yaml_string(f, dirs[k]);
-			fputc('\n', f);
+				put_comment_text(f, dirs[k], 300);
+			fputs("   (", f);
+			put_example(f, ex[k]);
+			fprintf(f, ", line %lu)\n", ex[k]->line);
 			free(dirs[k]);
 		}
+		airlock_err("suggest: the allowed writes outside the workspace would need %zu "
+			    "director%s in sandbox.write; not added (listed in a comment): widening the "
+			    "kernel layer is your call",
+			    n, n == 1 ? "y" : "ies");
 	}
 	free(dirs);
+	free(ex);
 }
 
 static void put_header(FILE *f, const struct suggest *sg, const char *filter)
@@ -1961,7 +2056,8 @@ static void put_header(FILE *f, const struct suggest *sg, const char *filter)
 	      "# allow rules widen (to an argument prefix, ./**, a directory, a host) only while\n"
 	      "# they cover nothing that was denied.  The deny rules of the built-in default\n"
 	      "# policy, and of the policy the session ran under, are carried over after the\n"
-	      "# log's own, less any that would deny what the log allowed.  Read it before\n"
+	      "# log's own, less any that would deny what a person or a rule of the recorded\n"
+	      "# policy allowed (not just its default).  Read it before\n"
 	      "# you use it:\n"
 	      "#   airlock check --policy FILE           # valid?\n"
 	      "#   airlock run --policy FILE -- AGENT    # what the log never saw asks\n"
@@ -2020,6 +2116,17 @@ static void put_carried(FILE *f, const struct suggest *sg)
 				if (c->part)
 					fputs("  #   kept, less what the log allowed:\n", f);
 				continue;
+			}
+			if (c->kept) {
+				fprintf(f, "  # the learning run did this (%s only by its default); the %s "
+					   "deny is kept:\n  #   ",
+					c->kept->outcome == POLICY_ALLOW ? "allowed" : "asked about",
+					b == 0 ? "built-in" : "carried-over");
+				put_example(f, c->kept);
+				fprintf(f, " (line %lu)", c->kept->line);
+				if (c->nkept > 1)
+					fprintf(f, " and %lu more", c->nkept - 1);
+				fputc('\n', f);
 			}
 			fprintf(f, "  - %s\n    reason: ", c->yaml);
 			put_yaml_string(f, c->reason ? c->reason : "denied by the policy it comes from");
@@ -2089,7 +2196,7 @@ static unsigned long verify(const struct suggest *sg, const char *text, size_t l
 	void *blob = NULL;
 	size_t size;
 	const struct policy_image *img;
-	unsigned long bad = 0;
+	unsigned long bad = 0, kept = 0;
 	struct policy *p = policy_load_buffer("<suggested>", text, len, &err);
 	struct policy_context ctx = { .home = sg->home, .workspace = sg->workspace ? sg->workspace : "/" };
 	if (!p || policy_compile(p, &ctx, &blob, &size, &err) != 0 ||
@@ -2106,11 +2213,26 @@ static unsigned long verify(const struct suggest *sg, const char *text, size_t l
 		enum policy_decision d = decide(img, a).decision;
 		if (d == a->outcome)
 			continue;
+		if (a->kept && d == POLICY_DENY) { /* expected: a carried-over deny rule was kept for it */
+			char *what = example_text(a);
+			kept++;
+			airlock_err("suggest: %s:%lu: kept denied: %s, which the log recorded as %s only by "
+				    "%s; a carried-over deny rule denies it",
+				    sg->log_name, a->line, what ? what : "this action",
+				    a->outcome == POLICY_ALLOW ? "allowed" : "asked about", which_default(a));
+			free(what);
+			continue;
+		}
 		bad++;
 		airlock_err("suggest: %s:%lu: the suggested policy decides %s, the log %s",
 			    sg->log_name, a->line, policy_decision_name(d),
 			    policy_decision_name(a->outcome));
 	}
+	if (kept)
+		airlock_err("suggest: %lu action%s kept denied (above): allowed or asked about only by a "
+			    "default, not by a person or a rule, so the carried-over deny rules stay; "
+			    "not counted as decided otherwise",
+			    kept, kept == 1 ? "" : "s");
 	policy_free(p);
 	free(blob);
 	return bad;
@@ -2147,6 +2269,12 @@ static int parse_args(int argc, char **argv, struct suggest_args *a)
 		if (options && airlock_is_help(arg)) {
 			fputs(cmd_suggest_usage, stdout);
 			return 1;
+		}
+		if (options && strcmp(arg, "-o") == 0) { /* -o FILE: --output FILE */
+			if (i + 1 >= argc)
+				return usage_error("%s needs a value", arg);
+			a->output = argv[++i];
+			continue;
 		}
 		if (options && arg[0] == '-' && arg[1] != '\0') {
 			if ((r = airlock_option_value(argc, argv, &i, "--session", &a->session)) == 0 &&

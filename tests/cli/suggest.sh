@@ -27,14 +27,17 @@ printf '[user]\n\tname = airlock test\n\temail = test@example.invalid\n[init]\n\
 
 . "$(dirname "$0")/lib.sh"
 
-# The round trip: every event of LOG (of SESSION) decided by `airlock check` with POLICY as the log says.
+# The round trip: every event of LOG (of SESSION) decided by `airlock check` with POLICY as the log says; the
+# lines in $KEPT (comma-separated: what suggest listed as "kept denied", allowed only by a default and denied by
+# a carried-over rule) denied.
 cat >"$TMP/roundtrip.py" <<'EOF'
-import json, subprocess, sys
+import json, os, subprocess, sys
 airlock, log, policy, ws = sys.argv[1:5]
 session = sys.argv[5] if len(sys.argv) > 5 else ""
+kept = set(int(k) for k in os.environ.get("KEPT", "").split(",") if k)
 code = {"allow": 0, "ask": 3, "deny": 4}
-seen, checked, bad = set(), 0, 0
-for line in open(log, encoding="utf-8", errors="replace"):
+seen, checked, bad, denied = set(), 0, 0, 0
+for lineno, line in enumerate(open(log, encoding="utf-8", errors="replace"), 1):
     try:
         ev = json.loads(line)
     except ValueError:
@@ -63,13 +66,17 @@ for line in open(log, encoding="utf-8", errors="replace"):
         continue
     seen.add(key)
     checked += 1
+    want = code[d]
+    if lineno in kept:
+        want, denied = 4, denied + 1
     r = subprocess.run([airlock, "check", "--policy", policy, "--workspace", ws] + argv,
                        stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-    if r.returncode != code[d]:
+    if r.returncode != want:
         bad += 1
-        print("%s: recorded %s, check exits %d: %s" % (" ".join(argv), d, r.returncode,
+        print("%s: recorded %s%s, check exits %d: %s" % (" ".join(argv), d,
+              " (kept denied)" if lineno in kept else "", r.returncode,
               r.stdout.decode("utf-8", "replace").strip().replace("\n", " | ")))
-print("%d distinct events checked, %d decided otherwise" % (checked, bad))
+print("%d distinct events checked, %d kept denied, %d decided otherwise" % (checked, denied, bad))
 sys.exit(1 if bad or checked == 0 else 0)
 EOF
 
@@ -87,6 +94,8 @@ roundtrip() {
 	else
 		run suggest "$log" --output "$pol"
 	fi
+	kept=$(sed -n 's/.*:\([0-9][0-9]*\): kept denied: .*/\1/p' "$TMP/err" | tr '\n' ,)
+	cp "$TMP/err" "$TMP/$name.suggest.err"
 	if [ "$RC" = 0 ] && [ -s "$pol" ]; then
 		pass "$name: suggest writes a policy"
 	else
@@ -103,7 +112,7 @@ roundtrip() {
 		skip "$name: round trip" "no python3 to read the log"
 		return
 	fi
-	if python3 "$TMP/roundtrip.py" "$AIRLOCK" "$log" "$pol" "$ws" "$sess" >"$TMP/rt" 2>&1; then
+	if KEPT=$kept python3 "$TMP/roundtrip.py" "$AIRLOCK" "$log" "$pol" "$ws" "$sess" >"$TMP/rt" 2>&1; then
 		pass "$name: round trip: $(tail -n 1 "$TMP/rt")"
 	else
 		fail "$name: round trip: every event decided as recorded" "$(cat "$TMP/rt")" "$(cat "$pol")"
@@ -269,9 +278,19 @@ else
 	echo readme >"$L/README"
 	echo 'fake key' >"$HOME/.ssh/id_rsa"
 	record learn 'version: 1
-default: allow' --trace -- sh -c 'ls; cat README; echo x > out.txt; git status --short'
+default: allow' --trace -- sh -c 'ls; cat README; cat .env >/dev/null; echo x > out.txt; git status --short'
 	roundtrip learn "$TMP/learn.jsonl" "$L"
 	P="$TMP/learn.suggested.yaml"
+	# it read .env, allowed only by its policy's default: the built-in deny is kept, said, not a mismatch
+	has_file "learn: the kept .env rule says the learning run did it" "$P" \
+		"# the learning run did this (allowed only by its default); the built-in deny is kept:"
+	if grep -q "kept denied: read $L/.env," "$TMP/learn.suggest.err"; then
+		pass "learn: the read of .env is listed as kept denied"
+	else
+		fail "learn: the read of .env is listed as kept denied" "$(cat "$TMP/learn.suggest.err")"
+	fi
+	lacks_file "learn: ... not as decided otherwise" "$TMP/learn.suggest.err" "otherwise than the log"
+	lacks_file "learn: the .env rule is not left out" "$P" '# left out (<default>:108)'
 	has_file "learn: the built-in default's deny rules are carried over in their own block" "$P" \
 		"# ---- carried over from the built-in default policy"
 	has_file "learn: carried-over rules keep their reasons" "$P" 'reason: "Environment files hold secrets"'
@@ -296,6 +315,29 @@ default: allow' --trace -- sh -c 'ls; cat README; echo x > out.txt; git status -
 		fail "learn: not even the allowed shell reads the secret" "$(cat "$TMP/out")"
 	else
 		pass "learn: not even the allowed shell reads the secret"
+	fi
+
+	# the kernel layer: a write outside the workspace the shim allowed (the kernel layer refused it) is no
+	# sandbox.write entry, so replaying the suggested policy does not write to the host
+	K="$TMP/kern"
+	mkdir -p "$K" "$TMP/outside"
+	record kern 'version: 1
+default: allow' --trace -- sh -c "echo x > '$TMP/outside/f'; echo y > mine; true"
+	if grep -q "\"file\":\"$TMP/outside/f\",\"action\":\"write\",\"decision\":\"allow\"" "$TMP/kern.jsonl" &&
+		[ ! -e "$TMP/outside/f" ]; then
+		pass "kern: the write outside is logged allowed, the kernel layer refused it"
+	else
+		fail "kern: the write outside is logged allowed, the kernel layer refused it" "$(cat "$TMP/kern.jsonl")"
+	fi
+	roundtrip kern "$TMP/kern.jsonl" "$K"
+	P="$TMP/kern.suggested.yaml"
+	lacks_file "kern: no sandbox.write entry" "$P" "    - \"$TMP/outside\""
+	has_file "kern: the directory is listed in a comment" "$P" "  #   $TMP/outside   (write $TMP/outside/f, line"
+	(cd "$K" && "$AIRLOCK" run --headless --policy "$P" -- sh -c "echo x > '$TMP/outside/f'; true") >"$TMP/out" 2>&1
+	if [ -e "$TMP/outside/f" ]; then
+		fail "kern: replaying with the suggested policy does not write to the host" "$(cat "$P")"
+	else
+		pass "kern: replaying with the suggested policy does not write to the host"
 	fi
 
 	# a file named sec\xff, read-denied (asked about, denied by --headless): the log says sec<U+FFFD>
@@ -421,7 +463,7 @@ printf '%s\n' 'version: 1' 'default: allow' 'deny:' '  - command: curl' '    rea
 	start $S "$C" .airlock/policy.yaml
 	ev $S "\"command\":\"/bin/rm\",\"args\":[\"-rf\",\"/tmp/build\"],\"decision\":\"allow\",\"decided_by\":\"human\""
 	ev $S "\"file\":\"$C/notes\",\"action\":\"write\",\"decision\":\"allow\",\"decided_by\":\"policy\""
-	ev $S "\"file\":\"$C/.env.example\",\"action\":\"read\",\"decision\":\"allow\",\"decided_by\":\"policy\""
+	ev $S "\"file\":\"$C/.env.example\",\"action\":\"read\",\"decision\":\"allow\",\"decided_by\":\"policy\",\"rule\":\"$C/.airlock/policy.yaml:9\""
 } >"$TMP/carry.jsonl"
 roundtrip carry "$TMP/carry.jsonl" "$C"
 P="$TMP/carry.suggested.yaml"
@@ -438,7 +480,7 @@ has_file "the comment names what the log allowed" "$P" 'it would deny exec /bin/
 lacks_file "the left-out rule is not in the policy" "$P" '    args: "-rf /*"'
 run suggest "$TMP/carry.jsonl"
 has "the left-out rule is named on stderr" err 'this deny rule is not carried over: it would deny exec /bin/rm -rf /tmp/build, which the log recorded as allowed'
-has_file "an allowed read the .env.* rule would deny leaves it out" "$P" 'path: ".env.*", action: [read, write] }'
+has_file "a read an explicit rule allowed, the .env.* rule would deny: left out" "$P" '# left out (<default>:110): file: { path: ".env.*", action: [read, write] }'
 expect "the other carried-over rm rules still deny" 4 check --policy "$P" --workspace "$C" exec rm -fr /usr
 expect ".env stays denied" 4 check --policy "$P" --workspace "$C" open --read "$C/.env"
 # a human's yes to one action is not a yes to all a left-out rule denied: its approved actions keep exact
@@ -490,6 +532,67 @@ has_file "a read allowed: ~/.ssh is kept for writes and exec" "$P" 'path: "~/.ss
 expect "a read allowed: ~/.ssh/id_rsa is no allowed read" 4 check --policy "$P" --workspace "$R" open --read "$HOME/.ssh/id_rsa"
 expect "a read allowed: ~/.ssh/known_hosts.bak is no allowed read" 4 check --policy "$P" --workspace "$R" open --read "$HOME/.ssh/known_hosts.bak"
 expect "a read allowed: writing ~/.ssh/known_hosts is still denied" 4 check --policy "$P" --workspace "$R" open --write "$HOME/.ssh/known_hosts"
+# a learning run: what only a default allowed (the recorded policy's, no rule; --default-allow's) leaves no
+# carried-over deny rule out; a person's yes or an explicit rule's does
+K="$TMP/lrn"
+mkdir -p "$K"
+{
+	start $S "$K"
+	ev $S "\"file\":\"$K/.env\",\"action\":\"read\",\"decision\":\"allow\",\"decided_by\":\"policy\""
+	ev $S "\"file\":\"$K/.env\",\"action\":\"write\",\"decision\":\"allow\",\"decided_by\":\"policy\""
+	ev $S "\"file\":\"$K/.env\",\"action\":\"read\",\"decision\":\"allow\",\"decided_by\":\"policy\""
+	ev $S "\"command\":\"/bin/rm\",\"args\":[\"-rf\",\"/tmp/scratch\"],\"decision\":\"allow\",\"decided_by\":\"default\""
+	ev $S "\"file\":\"$K/notes\",\"action\":\"write\",\"decision\":\"allow\",\"decided_by\":\"policy\""
+	ev $S "\"file\":\"$HOME/.ssh/known_hosts\",\"action\":\"read\",\"decision\":\"allow\",\"decided_by\":\"policy\",\"rule\":\"$K/learn.yaml:4\""
+	ev $S "\"file\":\"$K/.env.local\",\"action\":\"read\",\"decision\":\"allow\",\"decided_by\":\"human\""
+} >"$TMP/lrn.jsonl"
+roundtrip lrn "$TMP/lrn.jsonl" "$K"
+P="$TMP/lrn.suggested.yaml"
+E="$TMP/lrn.suggest.err"
+expect "learning run: .env read only by the default stays denied" 4 check --policy "$P" --workspace "$K" open --read "$K/.env"
+expect "learning run: .env written only by the default stays denied" 4 check --policy "$P" --workspace "$K" open --write "$K/.env"
+expect "learning run: rm -rf /tmp/scratch by --default-allow stays denied" 4 check --policy "$P" --workspace "$K" exec /bin/rm -rf /tmp/scratch
+expect "learning run: rm -rf / stays denied" 4 check --policy "$P" --workspace "$K" exec rm -rf /
+expect "learning run: an ordinary write is allowed" 0 check --policy "$P" --workspace "$K" open --write "$K/notes"
+expect "learning run: a read an explicit rule allowed leaves ~/.ssh out" 0 check --policy "$P" --workspace "$K" open --read "$HOME/.ssh/known_hosts"
+expect "learning run: a read a human allowed leaves .env.* out" 0 check --policy "$P" --workspace "$K" open --read "$K/.env.local"
+has_file "learning run: a comment at the kept rule says why" "$P" \
+	"$(printf '  # the learning run did this (allowed only by its default); the built-in deny is kept:\n  #   read %s/.env (line 2) and 1 more\n  - file: { path: ".env", action: [read, write] }' "$K")"
+lacks_file "learning run: the kept action gets no allow rule of its own" "$P" 'path: "./.env", action: write'
+n_kept=$(grep -c 'this deny rule is kept' "$E")
+if [ "$n_kept" = 2 ]; then pass "learning run: stderr says it once per kept rule"; else fail "learning run: stderr says it once per kept rule" "$(cat "$E")"; fi
+has_file "learning run: stderr names the kept .env rule" "$E" \
+	"this deny rule is kept: it denies read $K/.env, which the log recorded as allowed only by its policy's default ($TMP/lrn.jsonl:2, and more), not by a person or a rule"
+has_file "learning run: the self-check lists what it kept denied" "$E" "lrn.jsonl:2: kept denied: read $K/.env,"
+has_file "learning run: ... the --default-allow one too" "$E" \
+	"lrn.jsonl:5: kept denied: exec /bin/rm -rf /tmp/scratch, which the log recorded as allowed only by --default-allow;"
+has_file "learning run: ... and counts them apart" "$E" "3 actions kept denied (above)"
+lacks_file "learning run: kept denied is no mismatch" "$E" "otherwise than the log"
+run suggest "$TMP/lrn.jsonl" -o "$TMP/lrn-o.yaml"
+if [ "$RC" = 0 ] && [ ! -s "$TMP/out" ] && cmp -s "$TMP/lrn-o.yaml" "$P"; then
+	pass "-o FILE is --output FILE; exit 0 with actions kept denied"
+else
+	fail "-o FILE is --output FILE; exit 0 with actions kept denied" "$(details)"
+fi
+
+# the kernel layer is never widened: writes outside the workspace keep their allow rules, no sandbox.write
+{
+	start $S "$K"
+	ev $S "\"file\":\"$HOME/.config/tool/state\",\"action\":\"write\",\"decision\":\"allow\",\"decided_by\":\"policy\""
+	ev $S "\"file\":\"/opt/data/x\",\"action\":\"write\",\"decision\":\"allow\",\"decided_by\":\"human\""
+	ev $S "\"file\":\"$K/notes\",\"action\":\"write\",\"decision\":\"allow\",\"decided_by\":\"policy\""
+	ev $S "\"file\":\"/tmp/t\",\"action\":\"write\",\"decision\":\"allow\",\"decided_by\":\"policy\""
+} >"$TMP/kl.jsonl"
+roundtrip kl "$TMP/kl.jsonl" "$K"
+P="$TMP/kl.suggested.yaml"
+if sed -n '/^sandbox:/,$p' "$P" | grep -qE '^  (write|read):'; then fail "kernel layer: no sandbox.write or sandbox.read" "$(cat "$P")"; else pass "kernel layer: no sandbox.write or sandbox.read"; fi
+has_file "kernel layer: the home directory one is listed in a comment" "$P" "  #   ~/.config/tool   (write $HOME/.config/tool/state, line 2)"
+has_file "kernel layer: the other one too" "$P" "  #   /opt/data   (write /opt/data/x, line 3)"
+lacks_file "kernel layer: not the workspace, not /tmp" "$P" "  #   /tmp"
+has_file "kernel layer: widening it is the user's call" "$P" "Widening the kernel"
+has_file "kernel layer: stderr says so" "$TMP/kl.suggest.err" "would need 2 directories in sandbox.write; not added (listed in a comment): widening the kernel layer is your call"
+expect "kernel layer: the allow rule for such a write stays" 0 check --policy "$P" --workspace "$K" open --write "$HOME/.config/tool/state"
+
 # a policy that no longer loads is said on stderr, the built-in default's rules still come along
 {
 	start $S "$C" "$TMP/gone.yaml"
@@ -625,6 +728,7 @@ if [ "$RC" = 0 ] && [ ! -s "$TMP/out" ] && grep -q cmake "$TMP/o.yaml"; then
 else
 	fail "--output writes the file, not stdout" "$(details)"
 fi
+expect "-o without FILE exits 2" 2 suggest "$TMP/two.jsonl" -o
 expect "--output into a missing directory exits 1" 1 suggest "$TMP/two.jsonl" --output "$TMP/nodir/o.yaml"
 
 # ---- help and usage errors ------------------------------------------------------------
