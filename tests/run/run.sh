@@ -130,6 +130,14 @@ default: {exec: allow, read: allow, write: allow, connect: deny}
 EOF
 }
 
+# fresh_asked: an empty $W/asked, owned by the user the cases run as.
+fresh_asked()
+{
+	rm -rf "${W:?}/asked"
+	mkdir -p "$W/asked"
+	[ -z "$AS" ] || chown -R "$RUN_USER" "$W/asked"
+}
+
 ask_policy()
 {
 	write_policy ask.yaml <<'EOF'
@@ -846,9 +854,7 @@ ask:
     reason: writes under asked/ wait for a human
 EOF
 )
-	rm -rf "${W:?}/asked"
-	mkdir -p "$W/asked"
-	[ -z "$AS" ] || chown -R "$RUN_USER" "$W/asked"
+	fresh_asked
 	# the agent asks, then makes the terminal answer a query with a reply holding "a"
 	PTYDRIVE_REPLY=1 pty_run "" -- --policy "$pol" -- sh -c \
 		'(echo x > asked/inj || echo refused-inj) & sleep 1; printf "\033[>0q"; sleep 0.5; printf "\033[>0q"; wait; echo agent-done'
@@ -894,9 +900,7 @@ case_interactive()
 	p=$RUN_USER
 	need_sandbox "$p: interactive prompt" || return
 	pol=$(ask_policy)
-	rm -rf "${W:?}/asked"
-	mkdir -p "$W/asked"
-	[ -z "$AS" ] || chown -R "$RUN_USER" "$W/asked"
+	fresh_asked
 	for ans in y n a b; do
 		case $ans in
 		a | b) agent="echo 1 > asked/i-$ans; sh -c \"echo 2 > asked/i-$ans\"; echo agent-done" ;;
@@ -1004,9 +1008,7 @@ case_control()
 	p=$RUN_USER
 	need_sandbox "$p: control socket" || return
 	pol=$(ask_policy)
-	rm -rf "${W:?}/asked"
-	mkdir -p "$W/asked"
-	[ -z "$AS" ] || chown -R "$RUN_USER" "$W/asked"
+	fresh_asked
 
 	ctl_session attach,ask:allow 'echo y > asked/k-allow; echo agent-done'
 	check "$p: control: an attached client is shown the ask (who, what, rule, reason) and its allow lets the write through"

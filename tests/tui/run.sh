@@ -88,16 +88,7 @@ if ! ${CC:-cc} $SANFLAGS -std=gnu11 -D_GNU_SOURCE -I"$ROOT" -o "$DRIVER" "$HERE/
 	"$BUILD/launcher/tui.o" $JSONC $CURSES -lutil >"$T/driver.log" 2>&1; then
 	sed 's/^/# /' "$T/driver.log"
 	tap_not_ok "the test driver builds" "$(cat "$T/driver.log")"
-	if [ -n "$SANFLAGS" ]; then
-	reports=$(cat "$T"/asan* "$T"/ubsan* 2>/dev/null)
-	if [ -z "$reports" ]; then
-		tap_ok "sanitizers: no reports"
-	else
-		tap_not_ok "sanitizers: no reports" "$reports"
-	fi
-fi
-
-tap_plan_end
+	tap_plan_end
 	exit 1
 fi
 
