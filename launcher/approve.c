@@ -651,14 +651,6 @@ static void drop_client(struct approvals *a, size_t idx)
 	show_prompt(a);
 }
 
-/* The stricter of two verdicts, a rule beating the default (as the shim combines them). */
-static struct policy_verdict stricter(struct policy_verdict x, struct policy_verdict y)
-{
-	if ((x.rule < 0) != (y.rule < 0))
-		return x.rule >= 0 ? x : y;
-	return y.decision > x.decision ? y : x;
-}
-
 /*
  * Paths a shim reports are canonical: absolute, no "." / ".." / "//"
  * components, no trailing "/", and not through /proc/PID/{root,cwd} (the
@@ -705,14 +697,14 @@ static struct policy_verdict decide_program(const struct approvals *a, const cha
 	struct policy_verdict v = policy_decide_exec(a->opt.img, program, argv);
 	char lex[4096], *real = realpath(program, NULL);
 	if (real && strcmp(real, program) != 0)
-		v = stricter(v, policy_decide_exec(a->opt.img, real, argv));
+		v = policy_verdict_stricter(v, policy_decide_exec(a->opt.img, real, argv));
 	if (canon_lexical("/", program, lex, sizeof lex) >= 0 && strcmp(lex, program) != 0)
-		v = stricter(v, policy_decide_exec(a->opt.img, lex, argv));
+		v = policy_verdict_stricter(v, policy_decide_exec(a->opt.img, lex, argv));
 	/* the dynamic loader as a program: the shim decides the program it runs */
 	size_t i;
 	if (argv[0] && (loader_is(program) || (real && loader_is(real))) &&
 	    (i = loader_program(argv)) > 0)
-		v = stricter(v, decide_program(a, argv[i], argv + i));
+		v = policy_verdict_stricter(v, decide_program(a, argv[i], argv + i));
 	free(real);
 	return v;
 }

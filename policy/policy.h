@@ -260,6 +260,20 @@ struct policy_verdict {
 };
 
 /*
+ * Two verdicts on one exec (the program as invoked and as resolved, or
+ * through the dynamic loader), combined: a rule beats the default, then the
+ * more severe decision (deny over ask over allow).  Used alike by the shim
+ * and by the launcher when it decides a shim's report again.
+ */
+static inline struct policy_verdict policy_verdict_stricter(struct policy_verdict a,
+							     struct policy_verdict b)
+{
+	if ((a.rule < 0) != (b.rule < 0))
+		return a.rule >= 0 ? a : b;
+	return b.decision > a.decision ? b : a;
+}
+
+/*
  * Decides an execve(2) of program with argument vector argv.
  * program: the path being executed (absolute when known), or a bare name.
  *   Command rules without '/' compare to its basename, rules with '/' to the

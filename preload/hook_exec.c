@@ -21,14 +21,6 @@ extern char **environ;
 
 /* ---- deciding ------------------------------------------------------------------- */
 
-/* Combines a command verdict and a file-exec verdict: a rule beats the default, then severity. */
-static struct policy_verdict worse(struct policy_verdict a, struct policy_verdict b)
-{
-	if ((a.rule < 0) != (b.rule < 0))
-		return a.rule >= 0 ? a : b;
-	return b.decision > a.decision ? b : a;
-}
-
 /*
  * Decides starting `path` (relative to dirfd, canon_flags CANON_*) with argv.
  * Command rules see the path as invoked, made absolute; file exec rules see
@@ -73,7 +65,8 @@ static enum policy_decision decide_exec(int dirfd, const char *path, char *const
 		/* as invoked, and as resolved: a symlink must not rename a denied program */
 		a.v = policy_decide_exec(img, abs, (const char *const *)argv);
 		if (strcmp(abs, canon) != 0)
-			a.v = worse(a.v, policy_decide_exec(img, canon, (const char *const *)argv));
+			a.v = policy_verdict_stricter(
+				a.v, policy_decide_exec(img, canon, (const char *const *)argv));
 	}
 	return shim_resolve(&a);
 }
