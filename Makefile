@@ -119,6 +119,12 @@ $(BUILD)/tests/test_seccomp: UNIT_EXTRA := $(LAUNCHER_LIBS)
 $(BUILD)/tests/test_audit: $(BUILD)/launcher/audit.o
 $(BUILD)/tests/test_audit: UNIT_EXTRA := $(BUILD)/launcher/audit.o $(LAUNCHER_LIBS)
 $(BUILD)/tests/test_sandbox: $(BUILD)/launcher/sandbox.o $(BUILD)/launcher/env.o
+# The session's hub as `airlock run` wires it: the control socket, the approvals, the log.
+HUB_OBJS := $(addprefix $(BUILD)/launcher/,control.o hub.o flood.o approve.o audit.o)
+$(BUILD)/tests/test_control $(BUILD)/tests/test_flood: $(HUB_OBJS)
+$(BUILD)/tests/test_control $(BUILD)/tests/test_flood: UNIT_EXTRA := $(HUB_OBJS) \
+	$(BUILD)/libairlock-proxy.a $(BUILD)/libairlock-shimcore.a $(BUILD)/libairlock-policy.a \
+	$(LAUNCHER_LIBS)
 $(BUILD)/tests/test_netns: $(BUILD)/launcher/netns.o $(BUILD)/launcher/agent_tty.o
 $(BUILD)/tests/test_netns: UNIT_EXTRA := $(BUILD)/launcher/netns.o $(BUILD)/launcher/agent_tty.o \
 	$(LAUNCHER_LIBS) $(CURSES_LIBS)

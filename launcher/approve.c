@@ -12,7 +12,9 @@
 #include <unistd.h>
 
 #include "launcher/control.h"
+#include "launcher/flood.h"
 #include "launcher/run.h"
+#include "proxy/accept.h"
 #include "preload/canon.h"
 #include "preload/channel.h"
 #include "preload/loader.h"
@@ -29,6 +31,7 @@ struct pending {
 	void *done_arg;
 	pid_t pid;
 	uint8_t *data; /* owned */
+	size_t len;    /* of data */
 	struct channel_msg m;
 	long long since_ms;
 	char *key; /* owned: rule + subject, for session memory */
@@ -49,6 +52,9 @@ struct recent {
 	enum policy_decision decision;
 	long long at_ms;
 };
+
+#define STR_(x) #x
+#define STR(x) STR_(x)
 
 #define RECENT 16
 #define RECENT_MS 2000
@@ -78,6 +84,9 @@ struct approvals {
 	size_t nmem;
 	struct approve_counts counts;
 	uint64_t next_id;
+	size_t queue_bytes;       /* of the waiting asks' messages (APPROVE_MAX_ASK_BYTES) */
+	struct flood *bad_flood;  /* malformed messages and refused connections, per peer */
+	struct flood *ask_flood;  /* asks refused for the bounds, per process */
 	uint8_t buf[CHANNEL_MAX_MSG];
 };
 
@@ -189,9 +198,8 @@ static void log_msg(struct approvals *a, const struct channel_msg *m, pid_t pid,
 		a->counts.allow++;
 	else
 		a->counts.deny++;
-	if (audit_write(a->opt.log, &ev) < 0)
-		fprintf(stderr, "airlock: cannot write the audit log %s: %s\n", audit_path(a->opt.log),
-			strerror(errno));
+	/* a failure is sticky: the launcher checks audit_error() once per loop and says it once */
+	(void)audit_write(a->opt.log, &ev);
 }
 
 /* ---- answering ---------------------------------------------------------------------- */
@@ -247,6 +255,7 @@ static void resolve(struct approvals *a, size_t i, enum policy_decision d, enum 
 		send_answer(p->fd, p->m.id, d, by, p->m.rule);
 		log_msg(a, &p->m, p->pid, d, by_name(by), (long)(now_ms() - p->since_ms), NULL);
 	}
+	a->queue_bytes -= p->len;
 	free(p->data);
 	free(p->key);
 	memmove(p, p + 1, (a->nqueue - i - 1) * sizeof *p);
@@ -491,14 +500,50 @@ static char *memory_key(const struct channel_msg *m)
 
 static void enqueue(struct approvals *a, struct pending p);
 
+/*
+ * Why a new ask of pid (len bytes) may not wait, or NULL when it may: the
+ * session's asks, one process's and their bytes are bounded, so a process
+ * that floods asks cannot grow the launcher without end nor crowd out the
+ * asks of others.
+ */
+static const char *over_bound(const struct approvals *a, pid_t pid, size_t len)
+{
+	size_t mine = 0;
+	for (size_t i = 0; i < a->nqueue; i++)
+		mine += a->queue[i].pid == pid;
+	if (mine >= APPROVE_MAX_ASKS_PER_PROCESS)
+		return "refused at once: this process already has " STR(APPROVE_MAX_ASKS_PER_PROCESS)
+		       " asks waiting (the bound per process)";
+	if (a->nqueue >= APPROVE_MAX_ASKS)
+		return "refused at once: " STR(APPROVE_MAX_ASKS) " asks already wait in this session "
+		       "(the bound per session)";
+	if (a->queue_bytes + len > APPROVE_MAX_ASK_BYTES)
+		return "refused at once: the waiting asks already hold the session's bound of bytes";
+	return NULL;
+}
+
 static void queue_ask(struct approvals *a, const struct client *c, pid_t pid, size_t len)
 {
-	struct pending p = { .fd = c->fd, .pid = pid, .since_ms = now_ms() };
+	struct pending p = { .fd = c->fd, .pid = pid, .since_ms = now_ms(), .len = len };
+	const char *why = over_bound(a, pid, len);
+	if (why) {
+		struct channel_msg m;
+		if (channel_decode(a->buf, len, &m) < 0)
+			return;
+		send_answer(c->fd, m.id, POLICY_DENY, CHANNEL_BY_DEFAULT, m.rule);
+		a->counts.asked++;
+		if (flood_admit(a->ask_flood, pid, now_ms()))
+			log_msg(a, &m, pid, POLICY_DENY, "default", 0, why);
+		else
+			a->counts.deny++; /* counted, summarised later */
+		return;
+	}
 	p.data = malloc(len);
 	if (!p.data || channel_decode(memcpy(p.data, a->buf, len), len, &p.m) < 0) {
 		free(p.data);
 		return;
 	}
+	a->queue_bytes += len;
 	enqueue(a, p);
 }
 
@@ -523,6 +568,8 @@ int approve_ask_connect(struct approvals *a, const char *host, unsigned port, in
 		free(p.data);
 		return -EINVAL;
 	}
+	p.len = (size_t)n;
+	a->queue_bytes += p.len;
 	enqueue(a, p);
 	return 0;
 }
@@ -635,6 +682,7 @@ static void drop_client(struct approvals *a, size_t idx)
 				log_msg(a, &a->queue[i].m, a->queue[i].pid, POLICY_DENY, "default",
 					(long)(now_ms() - a->queue[i].since_ms),
 					"the asking process went away before an answer");
+			a->queue_bytes -= a->queue[i].len;
 			free(a->queue[i].data);
 			free(a->queue[i].key);
 			memmove(&a->queue[i], &a->queue[i + 1], (a->nqueue - i - 1) * sizeof *a->queue);
@@ -793,15 +841,39 @@ static void log_event(struct approvals *a, const struct channel_msg *m, pid_t pi
 	log_msg(a, &fixed, pid, v.decision, "policy", -1, msg);
 }
 
-static void malformed(const struct approvals *a, pid_t pid, const char *why)
+static void launcher_refusal(struct approvals *a, pid_t pid, const char *msg)
 {
 	struct audit_event ev = { .source = "launcher", .pid = pid, .decision = "deny",
-				  .response_time_ms = -1 };
-	char msg[256];
-	snprintf(msg, sizeof msg, "malformed message on the approval socket dropped: %s", why);
-	ev.message = msg;
-	fprintf(stderr, "airlock: %s (pid %d)\n", msg, (int)pid);
+				  .response_time_ms = -1, .message = msg };
 	(void)audit_write(a->opt.log, &ev);
+}
+
+/* A bad message or a refused connection, logged and said at most FLOOD_BURST a second per peer. */
+static void malformed(struct approvals *a, pid_t pid, const char *why)
+{
+	char msg[256];
+	if (!flood_admit(a->bad_flood, pid, now_ms()))
+		return;
+	snprintf(msg, sizeof msg, "malformed message on the approval socket dropped: %s", why);
+	fprintf(stderr, "airlock: %s (pid %d)\n", msg, (int)pid);
+	launcher_refusal(a, pid, msg);
+}
+
+static void bad_summary(void *arg, pid_t pid, unsigned long n)
+{
+	char msg[200];
+	snprintf(msg, sizeof msg, "%lu more malformed message(s) or refused connection(s) on the "
+		 "approval socket%s, dropped unlogged", n, pid ? "" : " from processes no longer tracked");
+	fprintf(stderr, "airlock: %s (pid %d)\n", msg, (int)pid);
+	launcher_refusal(arg, pid, msg);
+}
+
+static void ask_summary(void *arg, pid_t pid, unsigned long n)
+{
+	char msg[200];
+	snprintf(msg, sizeof msg, "%lu more ask(s) refused at once for the bounds on waiting asks%s, "
+		 "not logged one by one", n, pid ? "" : " from processes no longer tracked");
+	launcher_refusal(arg, pid, msg);
 }
 
 /* Reads every queued datagram of client idx; false when it went away. */
@@ -834,10 +906,21 @@ static bool serve_client(struct approvals *a, size_t idx)
 static void accept_all(struct approvals *a)
 {
 	for (;;) {
-		int fd = channel_accept(a->listen_fd);
+		int fd = accept_shed(a->listen_fd, SOCK_CLOEXEC | SOCK_NONBLOCK);
+		if (fd < 0 && errno == ECONNABORTED) {
+			malformed(a, 0, "a connection was refused: the launcher is out of file descriptors");
+			continue;
+		}
 		if (fd < 0)
 			return;
 		struct client c = { .fd = fd };
+		if (a->nclients >= APPROVE_MAX_CLIENTS) {
+			/* the shim takes the closed connection as a refusal: fail closed */
+			close(fd);
+			malformed(a, 0, "a connection was refused: " STR(APPROVE_MAX_CLIENTS)
+					" processes are connected already (the bound per session)");
+			continue;
+		}
 		if (channel_peer(fd, &c.peer) < 0 || watch(a, fd) < 0) {
 			close(fd);
 			continue;
@@ -862,7 +945,10 @@ struct approvals *approve_new(int listen_fd, const struct approve_options *opt, 
 	a->tty = -1;
 	a->pty = -1;
 	a->ep = epoll_create1(EPOLL_CLOEXEC);
-	if (a->ep < 0 || watch(a, listen_fd) < 0) {
+	a->bad_flood = flood_new(bad_summary, a);
+	a->ask_flood = flood_new(ask_summary, a);
+	(void)accept_reserve(); /* a shim's connection past the fd limit is refused, not left queued */
+	if (a->ep < 0 || !a->bad_flood || !a->ask_flood || watch(a, listen_fd) < 0) {
 		snprintf(err, errlen, "cannot watch the approval socket: %s", strerror(errno));
 		approve_free(a);
 		return NULL;
@@ -932,6 +1018,8 @@ int approve_dispatch(struct approvals *a)
 	}
 	expire(a);
 	relay_interest(a);
+	flood_tick(a->bad_flood, now_ms());
+	flood_tick(a->ask_flood, now_ms());
 	return n > 0 ? n : 0;
 }
 
@@ -954,6 +1042,8 @@ void approve_free(struct approvals *a)
 	if (!a)
 		return;
 	approve_end(a);
+	flood_free(a->bad_flood);
+	flood_free(a->ask_flood);
 	for (size_t i = 0; i < a->nclients; i++)
 		close(a->clients[i].fd);
 	for (size_t i = 0; i < a->nmem; i++)

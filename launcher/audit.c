@@ -5,6 +5,7 @@
 #include <limits.h>
 #include <pwd.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,6 +29,7 @@ struct audit_log {
 	size_t line_cap;
 	audit_tap_fn tap; /* the live view's copy of each line, or NULL */
 	void *tap_arg;
+	int error;        /* the first failure (-errno), then sticky: nothing more is written */
 };
 
 static void set_err(char *err, size_t errlen, const char *fmt, ...)
@@ -346,45 +348,96 @@ static int stage_line(struct audit_log *log, const char *text, size_t len)
 }
 
 /*
+ * Takes back the first `done` bytes of a line whose write failed part way:
+ * with O_APPEND every write(2) lands at the end of the file, so the file
+ * offset after our last piece is the end of our bytes (end).  The line is
+ * cut off only if it is still the file's tail (fstat(2) size == end) and
+ * its pieces were contiguous: otherwise another session sharing the day's
+ * file appended after us, and cutting would take its line too.  Then (and
+ * in the window between fstat and ftruncate(2), which no lock closes: other
+ * sessions do not lock) the half line stays, glued to the next session's
+ * line; launcher/logread.c reports that line as "not a JSON object" and
+ * skips it.  A reader following the file (airlock log -f) that already
+ * read the half line sees the file shrink and reads it again from the
+ * start (logread_check_truncated()).
+ */
+static void take_back(int fd, off_t end, size_t done, bool contiguous)
+{
+	struct stat st;
+	if (contiguous && end >= (off_t)done && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
+	    st.st_size == end)
+		(void)ftruncate(fd, end - (off_t)done);
+}
+
+/*
  * One write(2) for the whole line: with O_APPEND each write lands at the
  * end as a unit, so sessions sharing the day's file never split a line.
- * A short write (a full disk, a signal mid-write) is finished rather than
- * left half a line.
+ * A short write is finished (on a full disk the next write says ENOSPC, on
+ * a file size limit EFBIG); when finishing it fails, what was written of
+ * the line is taken back (take_back()), so no half line is left.
  */
-static int write_all(int fd, const char *p, size_t n)
+static int write_line(int fd, const char *p, size_t n)
 {
-	while (n > 0) {
-		ssize_t w = write(fd, p, n);
+	size_t done = 0;
+	off_t end = -1;         /* the file offset after our last piece, once a write was short */
+	bool contiguous = true; /* every piece began where the one before ended */
+	int r = 0;
+	while (done < n) {
+		ssize_t w = write(fd, p + done, n - done);
 		if (w < 0 && errno == EINTR)
 			continue;
-		if (w < 0)
-			return -errno;
-		if (w == 0)
-			return -EIO;
-		p += w;
-		n -= (size_t)w;
+		if (w <= 0) {
+			r = w < 0 ? -errno : -EIO;
+			break;
+		}
+		done += (size_t)w;
+		if (done == n && end < 0)
+			return 0; /* whole in one write: the usual case */
+		off_t pos = lseek(fd, 0, SEEK_CUR);
+		if (pos < 0) {
+			contiguous = false;
+		} else {
+			if (end >= 0 && pos - (off_t)w != end)
+				contiguous = false;
+			end = pos;
+		}
 	}
-	return 0;
+	if (r < 0 && done > 0)
+		take_back(fd, end, done, contiguous);
+	return r;
 }
 
 int audit_write(struct audit_log *log, const struct audit_event *ev)
 {
 	size_t len;
 	json_object *o = event_object(log, ev);
-	if (!o)
-		return -ENOMEM;
+	if (!o) {
+		if (log->error == 0)
+			log->error = -ENOMEM; /* an event not recorded, as much as a full disk */
+		return log->error;
+	}
 	log->count++;
 	/* NOSLASHESCAPE: paths stay readable ("/etc/passwd", not "\/etc\/passwd") */
 	const char *text = json_object_to_json_string_length(
 		o, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE, &len);
 	int r = text ? stage_line(log, text, len) : -ENOMEM;
 	json_object_put(o);
-	if (r != 0)
-		return r;
-	r = write_all(log->fd, log->line, len + 1);
+	if (r != 0) {
+		if (log->error == 0)
+			log->error = r;
+		return log->error;
+	}
+	/* once a write failed, none is tried: the log ends with the last whole line */
+	if (log->error == 0)
+		log->error = write_line(log->fd, log->line, len + 1);
 	if (log->tap)
 		log->tap(log->tap_arg, log->line, len);
-	return r;
+	return log->error;
+}
+
+int audit_error(const struct audit_log *log)
+{
+	return log->error;
 }
 
 void audit_set_tap(struct audit_log *log, audit_tap_fn fn, void *arg)

@@ -1,5 +1,6 @@
 /* cmd_attach.c — `airlock attach` and `airlock ps`: a running session's TUI from another terminal, and the list of sessions. */
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -127,6 +128,14 @@ int cmd_ps(int argc, char **argv)
 		}
 		quiet = true;
 	}
+	/*
+	 * What dead launchers left (their directory and control socket, which
+	 * nothing answers) is removed now, as the next `airlock run` would, and
+	 * said: else ps would quietly list nothing of it.
+	 */
+	char base[PATH_MAX];
+	if (control_base(base, sizeof base, false) == 0)
+		session_sweep_stale(base, "ps");
 	struct control_session *all = NULL;
 	size_t n = 0;
 	int r = control_list(&all, &n, HELLO_WAIT_MS);

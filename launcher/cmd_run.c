@@ -25,6 +25,7 @@
 
 #include "launcher/control.h"
 #include "launcher/env.h"
+#include "launcher/hub.h"
 #include "launcher/launcher.h"
 #include "launcher/netns.h"
 #include "launcher/run.h"
@@ -78,9 +79,10 @@ const char cmd_run_usage[] =
 	"\n"
 	"Exit status: the agent's; 128+N when it died of signal N; 124 when limits\n"
 	"session_timeout or exec_timeout ended it; 125 when airlock could not start it\n"
-	"(a layer it needs is missing: the message says how to fix it); 126 when PROGRAM\n"
-	"is not executable or a deny rule names it; 127 when it is not found; 2 for a\n"
-	"malformed policy or command line.\n";
+	"(a layer it needs is missing: the message says how to fix it) or when the audit\n"
+	"log cannot be written (a full disk: the agent is not started, or is stopped);\n"
+	"126 when PROGRAM is not executable or a deny rule names it; 127 when it is not\n"
+	"found; 2 for a malformed policy or command line.\n";
 
 struct run_opts {
 	const char *policy, *workspace, *bwrap, *log;
@@ -122,7 +124,7 @@ struct run {
 	pid_t tui;
 	struct termios saved_tty;
 	bool tty_saved;
-	bool quit_requested; /* a control client asked to end the agent */
+	struct hub hub; /* the log, the control socket and the approvals wired together */
 };
 
 enum { OPT_POLICY = 256, OPT_WORKSPACE, OPT_HEADLESS, OPT_DEFAULT_ALLOW, OPT_NO_SANDBOX,
@@ -197,13 +199,14 @@ static void launcher_event(struct run *r, const char *decision, const char *msg)
 		(void)audit_write(r->log, &ev);
 }
 
-static void log_start(struct run *r, const struct sandbox_report *rep)
+/* The session's first event, before the agent starts.  0, or -errno when it is not in the log. */
+static int log_start(struct run *r, const struct sandbox_report *rep)
 {
 	char *msg = NULL;
 	size_t len = 0;
 	FILE *f = open_memstream(&msg, &len);
 	if (!f)
-		return;
+		return -ENOMEM;
 	fprintf(f, "session started: %s; policy %s; workspace %s; ", r->program, r->src.name,
 		r->src.workspace);
 	if (r->o.no_sandbox) {
@@ -223,6 +226,7 @@ static void log_start(struct run *r, const struct sandbox_report *rep)
 	fclose(f);
 	launcher_event(r, NULL, msg); /* the session's start is no decision */
 	free(msg);
+	return audit_error(r->log);
 }
 
 /* ---- preparing --------------------------------------------------------------------- */
@@ -425,43 +429,6 @@ static int build_sandbox(struct run *r, struct sandbox_report *rep)
 
 /* ---- the human side: the control socket and the TUI ---------------------------------- */
 
-static void ctl_answer(void *ctx, uint64_t id, enum control_answer a)
-{
-	struct run *r = ctx;
-	enum policy_decision d = (a == CONTROL_ALLOW || a == CONTROL_ALLOW_SESSION) ? POLICY_ALLOW
-										    : POLICY_DENY;
-	(void)approve_answer(r->approvals, id, d,
-			     a == CONTROL_ALLOW_SESSION || a == CONTROL_DENY_SESSION);
-}
-
-static void ctl_attached(void *ctx, unsigned n)
-{
-	struct run *r = ctx;
-	(void)n;
-	if (r->approvals)
-		approve_attached(r->approvals);
-}
-
-static void ctl_quit(void *ctx)
-{
-	((struct run *)ctx)->quit_requested = true;
-}
-
-static void ctl_malformed(void *ctx, pid_t peer, const char *why)
-{
-	struct run *r = ctx;
-	struct audit_event ev = { .source = "launcher", .pid = peer, .decision = "deny",
-				  .response_time_ms = -1, .message = why };
-	if (r->log)
-		(void)audit_write(r->log, &ev);
-}
-
-/* Every line the audit log gets goes to the control socket's clients too. */
-static void ctl_tap(void *arg, const char *line, size_t len)
-{
-	control_event(arg, line, len);
-}
-
 /* The counts attached clients show, when they changed. */
 static void push_status(struct run *r)
 {
@@ -493,15 +460,19 @@ static int start_control(struct run *r)
 				     .log = audit_path(r->log),
 				     .ask_timeout = r->src.policy->ask_timeout,
 				     .headless = r->ui != UI_TUI };
-	struct control_ops ops = { .answer = ctl_answer, .attached = ctl_attached,
-				   .quit = ctl_quit, .malformed = ctl_malformed };
-	r->control = control_new(r->session.control, &info, &ops, r, err, sizeof err);
+	if (hub_init(&r->hub, r->log) < 0) {
+		free(agent);
+		airlock_err("run: out of memory");
+		return RUN_EXIT_FAILED;
+	}
+	r->control = control_new(r->session.control, &info, &hub_control_ops, &r->hub, err,
+				 sizeof err);
 	free(agent);
 	if (!r->control) {
 		airlock_err("run: %s", err);
 		return RUN_EXIT_FAILED;
 	}
-	audit_set_tap(r->log, ctl_tap, r->control);
+	hub_set_control(&r->hub, r->control);
 	if (r->ui != UI_HEADLESS && agent_tty_open(&r->tty_master, &r->tty_slave, STDIN_FILENO) < 0) {
 		airlock_err("run: cannot make a terminal for the agent: %s", strerror(errno));
 		return RUN_EXIT_FAILED;
@@ -829,6 +800,24 @@ static void forward(struct run *r, int sig)
 	}
 }
 
+/*
+ * The audit log failed (audit_error()): nothing the agent does from now on
+ * would be recorded, so it may do nothing more.  The sandbox is killed at
+ * once (bwrap's death takes it all; --no-sandbox: the agent's process
+ * group), every waiting ask is denied, and the proxy stops relaying: freed
+ * after the asks it waits on are answered (proxy_free() wants that), its
+ * open connections closed.  r->proxy is NULL from then on.
+ */
+static void stop_unrecorded(struct run *r)
+{
+	forward(r, SIGKILL);
+	if (r->child > 0)
+		kill(r->child, SIGKILL);
+	approve_end(r->approvals);
+	proxy_free(r->proxy);
+	r->proxy = NULL;
+}
+
 static int status_of(int st)
 {
 	if (WIFEXITED(st))
@@ -860,7 +849,7 @@ static long long mono_ms(void)
 static int serve(struct run *r)
 {
 	long long limit = time_limit_ms(r->src.policy), start = mono_ms(), kill_at = -1;
-	bool timed_out = false;
+	bool timed_out = false, unrecorded = false;
 	int status = -1;
 	while (status < 0) {
 		push_status(r);
@@ -890,8 +879,15 @@ static int serve(struct run *r)
 			proxy_dispatch(r->proxy);
 		if (r->info_fd >= 0 && (fds[4].revents & (POLLIN | POLLHUP)))
 			read_info(r);
-		if (r->quit_requested && kill_at < 0) {
-			r->quit_requested = false;
+		hub_tick(&r->hub);
+		if (!unrecorded && audit_error(r->log) < 0) {
+			unrecorded = true; /* said once, by cmd_run(), after the terminal is back */
+			stop_unrecorded(r);
+		}
+		if (unrecorded)
+			approve_end(r->approvals); /* asks that came since: denied at once */
+		if (r->hub.quit_requested && kill_at < 0) {
+			r->hub.quit_requested = false;
 			launcher_event(r, NULL, "ending the agent: asked on the control socket (TUI "
 						"or airlock attach)");
 			forward(r, SIGTERM);
@@ -935,7 +931,7 @@ static int serve(struct run *r)
 		;
 	if (!r->o.no_sandbox && r->info_len == 0 && r->info_fd >= 0)
 		read_info(r);
-	if (!r->o.no_sandbox && r->info_len == 0 && !timed_out) {
+	if (!r->o.no_sandbox && r->info_len == 0 && !timed_out && !unrecorded) {
 		/* bwrap reports on --info-fd once the sandbox stands: it never did */
 		airlock_err("run: bubblewrap could not set up the sandbox (its message is above); "
 			    "`airlock doctor` says what this machine lacks, --no-sandbox runs without "
@@ -966,8 +962,7 @@ static void log_end(struct run *r, int status)
 static void run_release(struct run *r)
 {
 	approve_free(r->approvals); /* first: it answers the proxy's waiting asks */
-	if (r->log)
-		audit_set_tap(r->log, NULL, NULL);
+	hub_release(&r->hub);
 	control_free(r->control);
 	if (r->tty_master >= 0)
 		close(r->tty_master);
@@ -1066,7 +1061,14 @@ int cmd_run(int argc, char **argv)
 	if (r.o.no_sandbox)
 		airlock_err("run: warning: --no-sandbox: no kernel sandbox, only the shim and the "
 			    "audit log (which says so)");
-	log_start(&r, &rep);
+	if ((st = log_start(&r, &rep)) < 0) {
+		/* the log is the one record: no session runs without its first line */
+		end_control(&r, RUN_EXIT_FAILED);
+		airlock_err("run: cannot write the audit log %s: %s: the agent was not started; free "
+			    "space or choose another --log", audit_path(r.log), strerror(-st));
+		run_release(&r);
+		return RUN_EXIT_FAILED;
+	}
 	if (!r.o.headless && !on_tty)
 		airlock_err("run: warning: no terminal to ask on: asks are denied, as with --headless "
 			    "(or answered by `airlock attach`)");
@@ -1078,6 +1080,7 @@ int cmd_run(int argc, char **argv)
 				      .control = r.control,
 				      .pty = r.ui == UI_PROMPT ? r.tty_master : -1 };
 	r.approvals = approve_new(r.session.channel_fd, &ao, err, sizeof err);
+	r.hub.approvals = r.approvals;
 	if (!r.approvals || block_signals(&r, &old) < 0 ||
 	    (r.ui == UI_TUI && start_tui(&r, &old) < 0) ||
 	    (r.ui == UI_PROMPT && raw_terminal(&r) < 0) || spawn(&r, &old) < 0) {
@@ -1104,8 +1107,21 @@ int cmd_run(int argc, char **argv)
 	st = serve(&r);
 	approve_drain_agent(r.approvals);
 	approve_end(r.approvals); /* logged before the session's end, not after */
+	int lost = audit_error(r.log);
+	if (lost < 0)
+		st = RUN_EXIT_FAILED; /* whatever the agent's status: its record is not whole */
 	end_control(&r, st);
-	log_end(&r, st);
+	if (lost < 0) /* once, and after end_control(): on the user's own terminal again */
+		airlock_err("run: cannot write the audit log %s: %s: the agent was stopped (nothing "
+			    "it does may go unrecorded); free space or choose another --log",
+			    audit_path(r.log), strerror(-lost));
+	log_end(&r, st); /* tried still; fails silently when the log did */
+	if (lost == 0 && (lost = audit_error(r.log)) < 0) {
+		st = RUN_EXIT_FAILED;
+		airlock_err("run: cannot write the audit log %s: %s: the session's end is not in "
+			    "it; free space or choose another --log", audit_path(r.log),
+			    strerror(-lost));
+	}
 	run_release(&r);
 	sigprocmask(SIG_SETMASK, &old, NULL);
 	return st;

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -17,8 +18,20 @@
 #include <unistd.h>
 
 #include "launcher/control.h"
+#include "proxy/accept.h"
 
-#define CLIENT_MAX_PENDING (8u << 20) /* bytes queued for a client that does not read: dropped */
+/*
+ * Bytes queued for a client.  Past CLIENT_SOFT_PENDING the activity stream
+ * skips it (the events are in the log; it is told how many it missed when it
+ * catches up): what the agent does, however much, never crowds out the asks
+ * and answers the human is there for.  Past CLIENT_MAX_PENDING — which asks
+ * and answers alone reach only when the client reads nothing at all — it is
+ * dropped.
+ */
+#define CLIENT_SOFT_PENDING (1u << 20)
+#define CLIENT_MAX_PENDING (8u << 20)
+/* Bytes of recent events kept for attaching clients, besides CONTROL_BACKLOG lines. */
+#define BACKLOG_MAX_BYTES (2u << 20)
 #define MAX_CLIENTS 256
 #define HELLO_AGENT_MAX 2048 /* bytes of the agent's command line in the hello */
 
@@ -170,6 +183,14 @@ struct client {
 	int fd;
 	pid_t pid;
 	bool attached;
+	/*
+	 * Dropped: its fd is closed and nothing more is sent or read, but the
+	 * struct lives on until reap() at the end of control_dispatch(), so a
+	 * caller up the stack (serve() inside a callback that logged, which
+	 * broadcast, which found this client gone) never touches freed memory.
+	 */
+	bool dead;
+	unsigned long skipped; /* events not queued since it fell behind (CLIENT_SOFT_PENDING) */
 	char *in; /* CONTROL_MAX_LINE bytes */
 	size_t in_len;
 	char *out; /* queued output */
@@ -199,9 +220,13 @@ struct control {
 	size_t backlog_next, backlog_count;
 	struct ask_line *asks;
 	size_t nasks;
+	size_t backlog_bytes;
 	struct control_status status;
 	bool status_sent;
 	pid_t agent; /* the agent's process (or bwrap): it and its descendants are refused */
+	int wake;            /* an eventfd in ep: readable while dropped clients wait for reap() */
+	unsigned depth;      /* control_dispatch() calls under way: reap() waits for the outermost */
+	bool attach_changed; /* the attached count changed: ops.attached is told in reap() */
 };
 
 static const char *json_text(json_object *o, size_t *len)
@@ -234,23 +259,55 @@ static int watch(struct control *c, int fd, uint32_t events, void *ptr)
 }
 
 static void send_status(struct control *c);
+static void catch_up(struct control *c, struct client *cl);
 
+/*
+ * Drops cl: closes it and marks it dead.  Its memory and the attached
+ * callback wait for reap(), which only the outermost control_dispatch()
+ * runs: drop() is reached from inside callbacks (a malformed line is logged,
+ * the log line is broadcast, the send finds the peer gone), and whoever
+ * called them may still hold cl.
+ */
 static void drop(struct control *c, struct client *cl)
 {
-	size_t i = 0;
-	while (i < c->nclients && c->clients[i] != cl)
-		i++;
-	if (i == c->nclients)
+	if (cl->dead)
 		return;
-	c->clients[i] = c->clients[--c->nclients];
+	cl->dead = true;
 	epoll_ctl(c->ep, EPOLL_CTL_DEL, cl->fd, NULL);
 	close(cl->fd);
-	bool was = cl->attached;
-	free(cl->in);
-	free(cl->out);
-	free(cl);
-	if (was) {
+	cl->fd = -1;
+	cl->out_len = cl->out_off = 0;
+	if (cl->attached) {
+		cl->attached = false;
 		c->attached--;
+		c->attach_changed = true;
+	}
+	uint64_t one = 1;
+	(void)!write(c->wake, &one, sizeof one); /* the loop calls control_dispatch() soon */
+}
+
+/*
+ * Frees the dead clients and tells ops.attached of a changed count: only
+ * from the outermost control_dispatch(), where no caller holds a client.
+ * What the callback does may drop more; they wait for the next round.
+ */
+static void reap(struct control *c)
+{
+	uint64_t n;
+	(void)!read(c->wake, &n, sizeof n);
+	for (size_t i = 0; i < c->nclients;) {
+		struct client *cl = c->clients[i];
+		if (!cl->dead) {
+			i++;
+			continue;
+		}
+		c->clients[i] = c->clients[--c->nclients];
+		free(cl->in);
+		free(cl->out);
+		free(cl);
+	}
+	if (c->attach_changed) {
+		c->attach_changed = false;
 		if (c->ops.attached)
 			c->ops.attached(c->ctx, c->attached);
 		send_status(c);
@@ -260,6 +317,8 @@ static void drop(struct control *c, struct client *cl)
 /* Writes what is queued for cl; false when cl was dropped. */
 static bool flush(struct control *c, struct client *cl)
 {
+	if (cl->dead)
+		return false;
 	while (cl->out_off < cl->out_len) {
 		ssize_t n = send(cl->fd, cl->out + cl->out_off, cl->out_len - cl->out_off,
 				 MSG_NOSIGNAL | MSG_DONTWAIT);
@@ -273,8 +332,11 @@ static bool flush(struct control *c, struct client *cl)
 		}
 		cl->out_off += (size_t)n;
 	}
-	if (cl->out_off == cl->out_len)
+	if (cl->out_off == cl->out_len) {
 		cl->out_off = cl->out_len = 0;
+		if (cl->skipped) /* caught up: it hears what it missed now, not at the next event */
+			catch_up(c, cl);
+	}
 	watch(c, cl->fd, EPOLLIN | (cl->out_len ? EPOLLOUT : 0), cl);
 	return true;
 }
@@ -282,6 +344,8 @@ static bool flush(struct control *c, struct client *cl)
 /* Queues len bytes for cl; a client that stopped reading long ago is dropped. */
 static bool put(struct control *c, struct client *cl, const char *data, size_t len)
 {
+	if (cl->dead)
+		return false;
 	if (cl->out_len - cl->out_off + len > CLIENT_MAX_PENDING) {
 		drop(c, cl);
 		return false;
@@ -341,15 +405,16 @@ static void send_status(struct control *c)
 	free(line);
 }
 
+/* cl will answer asks; ops.attached is told in reap(), as for a drop. */
 static void set_attached(struct control *c, struct client *cl)
 {
-	if (cl->attached)
+	if (cl->attached || cl->dead)
 		return;
 	cl->attached = true;
 	c->attached++;
-	if (c->ops.attached)
-		c->ops.attached(c->ctx, c->attached);
-	send_status(c);
+	c->attach_changed = true;
+	uint64_t one = 1;
+	(void)!write(c->wake, &one, sizeof one);
 }
 
 /* A new client gets the hello, the recent events, the status and the waiting asks. */
@@ -455,7 +520,12 @@ void control_set_agent(struct control *c, pid_t agent)
 static void accept_all(struct control *c)
 {
 	for (;;) {
-		int fd = accept4(c->listen_fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+		int fd = accept_shed(c->listen_fd, SOCK_CLOEXEC | SOCK_NONBLOCK);
+		if (fd < 0 && errno == ECONNABORTED && c->ops.malformed) {
+			c->ops.malformed(c->ctx, 0, "a connection to the control socket was refused: the "
+					 "launcher is out of file descriptors");
+			continue;
+		}
 		if (fd < 0)
 			return;
 		pid_t pid = 0;
@@ -504,7 +574,7 @@ static bool handle_line(struct control *c, struct client *cl, const char *line, 
 	    !json_object_object_get_ex(o, "type", &v) || !json_object_is_type(v, json_type_string)) {
 		bad_line(c, cl, "a control message that is not a JSON object with a \"type\" was dropped");
 		json_object_put(o);
-		return true;
+		return !cl->dead;
 	}
 	type = json_object_get_string(v);
 	if (strcmp(type, "attach") == 0) {
@@ -525,7 +595,7 @@ static bool handle_line(struct control *c, struct client *cl, const char *line, 
 		bad_line(c, cl, "a control message of an unknown type was dropped");
 	}
 	json_object_put(o);
-	return true;
+	return !cl->dead; /* what the callbacks logged was broadcast: cl may be gone */
 }
 
 /* Reads what cl sent; false when cl was dropped. */
@@ -552,38 +622,36 @@ static bool serve(struct control *c, struct client *cl)
 		cl->in_len -= (size_t)(start - cl->in);
 		memmove(cl->in, start, cl->in_len);
 		if (cl->in_len == CONTROL_MAX_LINE) {
-			bad_line(c, cl, "a control line over the bound: the client was dropped");
 			drop(c, cl);
+			bad_line(c, cl, "a control line over the bound: the client was dropped");
 			return false;
 		}
 	}
 }
 
-static bool is_client(const struct control *c, const void *p)
-{
-	for (size_t i = 0; i < c->nclients; i++)
-		if (c->clients[i] == p)
-			return true;
-	return false;
-}
-
 void control_dispatch(struct control *c)
 {
 	struct epoll_event evs[32];
+	c->depth++;
 	int n = epoll_wait(c->ep, evs, 32, 0);
 	for (int i = 0; i < n; i++) {
 		if (evs[i].data.ptr == NULL) {
 			accept_all(c);
 			continue;
 		}
+		if (evs[i].data.ptr == &c->wake)
+			continue; /* reap() below reads it */
+		/* a client dropped by an earlier event of this round is dead, not freed */
 		struct client *cl = evs[i].data.ptr;
-		if (!is_client(c, cl)) /* dropped by an earlier event of this round */
+		if (cl->dead)
 			continue;
 		if ((evs[i].events & EPOLLOUT) && !flush(c, cl))
 			continue;
 		if (evs[i].events & (EPOLLIN | EPOLLHUP | EPOLLERR))
 			serve(c, cl);
 	}
+	if (--c->depth == 0)
+		reap(c);
 }
 
 int control_fd(const struct control *c)
@@ -596,24 +664,118 @@ unsigned control_attached(const struct control *c)
 	return c->attached;
 }
 
+/* text cut to at most max bytes, not inside a UTF-8 sequence, "..." added when cut. */
+static json_object *cut_string(const char *text, size_t len, size_t max, bool *cut)
+{
+	_Static_assert(CONTROL_FIELD_MAX <= CONTROL_ASK_TEXT_MAX, "cut_string's buffer");
+	if (len <= max)
+		return json_object_new_string_len(text, (int)len);
+	size_t keep = max;
+	while (keep > 0 && ((unsigned char)text[keep] & 0xC0) == 0x80)
+		keep--;
+	char buf[CONTROL_ASK_TEXT_MAX + 4];
+	memcpy(buf, text, keep);
+	memcpy(buf + keep, "...", 3);
+	*cut = true;
+	return json_object_new_string_len(buf, (int)keep + 3);
+}
+
+/*
+ * An audit event for the stream, no longer than CONTROL_EVENT_MAX bytes or
+ * so: when line is longer, its strings are cut to CONTROL_FIELD_MAX bytes,
+ * its args to the first CONTROL_EVENT_ARGS, and "cut":true says so (the log
+ * keeps the whole line).  Returns a new object, or NULL.
+ */
+static json_object *event_object(const char *line, size_t len)
+{
+	json_tokener *tok = json_tokener_new();
+	json_object *ev = tok ? json_tokener_parse_ex(tok, line, (int)len) : NULL;
+	json_tokener_free(tok);
+	if (!json_object_is_type(ev, json_type_object) || len <= CONTROL_EVENT_MAX)
+		return ev;
+	json_object *out = json_object_new_object();
+	bool cut = false;
+	json_object_object_foreach(ev, key, v)
+	{
+		json_object *nv;
+		if (json_object_is_type(v, json_type_string)) {
+			nv = cut_string(json_object_get_string(v), (size_t)json_object_get_string_len(v),
+					CONTROL_FIELD_MAX, &cut);
+		} else if (json_object_is_type(v, json_type_array)) {
+			size_t n = json_object_array_length(v);
+			nv = json_object_new_array();
+			cut |= n > CONTROL_EVENT_ARGS;
+			for (size_t i = 0; i < n && i < CONTROL_EVENT_ARGS; i++) {
+				json_object *a = json_object_array_get_idx(v, i);
+				const char *t = json_object_get_string(a);
+				json_object_array_add(nv, cut_string(t ? t : "", t ? strlen(t) : 0,
+								     CONTROL_FIELD_MAX / 4, &cut));
+			}
+		} else {
+			nv = json_object_get(v);
+		}
+		json_object_object_add(out, key, nv);
+	}
+	if (cut)
+		json_object_object_add(out, "cut", json_object_new_boolean(1));
+	json_object_put(ev);
+	return out;
+}
+
+/* The "skipped" line a client that fell behind gets once it catches up. */
+static void catch_up(struct control *c, struct client *cl)
+{
+	char line[96];
+	int n = snprintf(line, sizeof line, "{\"type\":\"skipped\",\"events\":%lu}\n", cl->skipped);
+	if (put(c, cl, line, (size_t)n))
+		cl->skipped = 0;
+}
+
 void control_event(struct control *c, const char *line, size_t len)
 {
-	static const char head[] = "{\"type\":\"event\",\"event\":";
-	char *msg = malloc(sizeof head - 1 + len + 2);
+	json_object *o = json_object_new_object(), *ev = event_object(line, len);
+	if (!o || !ev) {
+		json_object_put(o);
+		json_object_put(ev);
+		return;
+	}
+	json_object_object_add(o, "type", json_object_new_string("event"));
+	json_object_object_add(o, "event", ev);
+	size_t mlen = 0;
+	char *msg = line_of(o, &mlen);
 	if (!msg)
 		return;
-	memcpy(msg, head, sizeof head - 1);
-	memcpy(msg + sizeof head - 1, line, len);
-	memcpy(msg + sizeof head - 1 + len, "}\n", 2);
-	size_t mlen = sizeof head - 1 + len + 2;
-	broadcast(c, msg, mlen);
+	for (size_t k = c->nclients; k-- > 0;) {
+		struct client *cl = c->clients[k];
+		if (cl->dead)
+			continue;
+		if (cl->out_len - cl->out_off + mlen > CLIENT_SOFT_PENDING) {
+			cl->skipped++; /* behind: the stream waits, asks and answers do not */
+			continue;
+		}
+		if (cl->skipped)
+			catch_up(c, cl);
+		if (put(c, cl, msg, mlen))
+			flush(c, cl);
+	}
+	/* the ring keeps CONTROL_BACKLOG lines and at most BACKLOG_MAX_BYTES */
 	size_t i = c->backlog_next;
+	c->backlog_bytes -= c->backlog_len[i];
 	free(c->backlog[i]);
 	c->backlog[i] = msg;
 	c->backlog_len[i] = mlen;
+	c->backlog_bytes += mlen;
 	c->backlog_next = (i + 1) % CONTROL_BACKLOG;
 	if (c->backlog_count < CONTROL_BACKLOG)
 		c->backlog_count++;
+	while (c->backlog_bytes > BACKLOG_MAX_BYTES && c->backlog_count > 1) {
+		size_t old = (c->backlog_next + CONTROL_BACKLOG - c->backlog_count) % CONTROL_BACKLOG;
+		c->backlog_bytes -= c->backlog_len[old];
+		free(c->backlog[old]);
+		c->backlog[old] = NULL;
+		c->backlog_len[old] = 0;
+		c->backlog_count--;
+	}
 }
 
 static void add_opt(json_object *o, const char *key, const char *s)
@@ -624,15 +786,20 @@ static void add_opt(json_object *o, const char *key, const char *s)
 void control_ask(struct control *c, uint64_t id, pid_t pid, const char *who, const char *what,
 		 const char *rule, const char *reason, long timeout_ms)
 {
+	bool cut = false;
 	json_object *o = json_object_new_object();
 	json_object_object_add(o, "type", json_object_new_string("ask"));
 	json_object_object_add(o, "id", json_object_new_int64((int64_t)id));
 	json_object_object_add(o, "pid", json_object_new_int((int)pid));
-	add_opt(o, "who", who ? who : "");
-	add_opt(o, "what", what ? what : "");
+	who = who ? who : "";
+	what = what ? what : "";
+	json_object_object_add(o, "who", cut_string(who, strlen(who), CONTROL_ASK_TEXT_MAX, &cut));
+	json_object_object_add(o, "what", cut_string(what, strlen(what), CONTROL_ASK_TEXT_MAX, &cut));
 	add_opt(o, "rule", rule);
 	add_opt(o, "reason", reason);
 	json_object_object_add(o, "timeout_ms", json_object_new_int64(timeout_ms));
+	if (cut)
+		json_object_object_add(o, "cut", json_object_new_boolean(1));
 	size_t len = 0;
 	char *line = line_of(o, &len);
 	struct ask_line *grown = line ? realloc(c->asks, (c->nasks + 1) * sizeof *c->asks) : NULL;
@@ -676,6 +843,18 @@ void control_status(struct control *c, const struct control_status *st)
 	send_status(c);
 }
 
+/* The session is over: every client is closed and freed; nobody answers any more. */
+static void close_all(struct control *c)
+{
+	for (size_t i = 0; i < c->nclients; i++) {
+		c->clients[i]->attached = false;
+		drop(c, c->clients[i]);
+	}
+	c->attached = 0;
+	c->attach_changed = false;
+	reap(c);
+}
+
 void control_end(struct control *c, int status, int timeout_ms)
 {
 	char line[64];
@@ -695,21 +874,16 @@ void control_end(struct control *c, int status, int timeout_ms)
 		if (epoll_wait(c->ep, &ev, 1, (int)(timeout_ms - spent)) > 0)
 			control_dispatch(c);
 	}
-	while (c->nclients) {
-		c->clients[0]->attached = false; /* the session is over: nobody answers any more */
-		drop(c, c->clients[0]);
-	}
-	c->attached = 0;
+	close_all(c);
 }
 
 void control_free(struct control *c)
 {
 	if (!c)
 		return;
-	while (c->nclients) {
-		c->clients[0]->attached = false;
-		drop(c, c->clients[0]);
-	}
+	close_all(c);
+	if (c->wake >= 0)
+		close(c->wake);
 	if (c->listen_fd >= 0)
 		close(c->listen_fd);
 	if (c->path)
@@ -785,7 +959,7 @@ struct control *control_new(const char *path, const struct control_info *info,
 		snprintf(err, errlen, "out of memory");
 		return NULL;
 	}
-	c->listen_fd = c->ep = -1;
+	c->listen_fd = c->ep = c->wake = -1;
 	if (ops)
 		c->ops = *ops;
 	c->ctx = ctx;
@@ -795,7 +969,8 @@ struct control *control_new(const char *path, const struct control_info *info,
 		return NULL;
 	}
 	c->ep = epoll_create1(EPOLL_CLOEXEC);
-	if (c->ep < 0) {
+	c->wake = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (c->ep < 0 || c->wake < 0 || watch(c, c->wake, EPOLLIN, &c->wake) != 0) {
 		snprintf(err, errlen, "epoll: %s", strerror(errno));
 		control_free(c);
 		return NULL;
@@ -809,6 +984,7 @@ struct control *control_new(const char *path, const struct control_info *info,
 			return NULL;
 		}
 		c->listen_fd = fd;
+		(void)accept_reserve();
 		c->path = strdup(path);
 		if (!c->path || watch(c, fd, EPOLLIN, NULL) != 0) {
 			snprintf(err, errlen, "cannot watch the control socket: %s", strerror(errno));

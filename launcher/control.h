@@ -26,13 +26,21 @@
  *    "headless":BOOL,"started":"RFC 3339 UTC"}
  *       first, at once, to every client (`airlock ps` reads only this);
  *   {"type":"event","event":{...}}
- *       an audit event exactly as written to the log (see audit.h's fields);
- *       an attaching client first gets up to CONTROL_BACKLOG recent ones;
+ *       an audit event as written to the log (see run.h's audit fields); one
+ *       longer than CONTROL_EVENT_MAX bytes has its strings cut to
+ *       CONTROL_FIELD_MAX bytes ("..." added) and its args to the first
+ *       CONTROL_EVENT_ARGS, and "cut":true (the log keeps it whole); an
+ *       attaching client first gets up to CONTROL_BACKLOG recent ones;
+ *   {"type":"skipped","events":N}
+ *       N events were not sent to this client: it fell more than a megabyte
+ *       behind (they are in the log); asks, answers and status never wait
+ *       behind events, and are never skipped;
  *   {"type":"ask","id":N,"pid":PID,"who":"COMMAND LINE","what":"SUBJECT",
  *    "rule":"FILE:LINE"|null,"reason":TEXT|null,"timeout_ms":MS}
  *       a request waiting for a human (SUBJECT: "exec git push",
  *       "write /w/.env", "connect example.com:443"); timeout_ms: how long it
- *       may still wait; ids are unique within the session;
+ *       may still wait; ids are unique within the session; who and what are
+ *       cut to CONTROL_ASK_TEXT_MAX bytes ("..." added, and "cut":true);
  *   {"type":"answered","id":N,"decision":"allow"|"deny",
  *    "decided_by":"human"|"session"|"default"|"timeout"}
  *       an ask is no longer waiting (answered here, elsewhere, by session
@@ -66,7 +74,11 @@
 
 #define CONTROL_VERSION 1
 #define CONTROL_MAX_LINE 65536 /* bytes, newline included */
-#define CONTROL_BACKLOG 500    /* recent events replayed to an attaching client */
+#define CONTROL_BACKLOG 500    /* recent events replayed to an attaching client (2 MiB at most) */
+#define CONTROL_EVENT_MAX 16384   /* bytes of an event line sent whole; longer ones are cut */
+#define CONTROL_FIELD_MAX 1024    /* bytes of a string of a cut event (an argument: a quarter) */
+#define CONTROL_EVENT_ARGS 64     /* arguments of a cut event */
+#define CONTROL_ASK_TEXT_MAX 4096 /* bytes of an ask's who and what */
 
 /* Client side helpers, shared by `attach`, `ps` and the TUI. */
 

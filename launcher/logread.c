@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <poll.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -122,9 +123,50 @@ int logread_open(const char *file, const char *cmd, char *path, size_t cap)
 			    strerror(-r));
 		return -1;
 	}
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
+	/*
+	 * A log is a regular file or a pipe.  `airlock log <(zcat old.jsonl.gz)`
+	 * names /dev/fd/N, a pipe, and a FIFO is read as cat(1) reads one: to
+	 * its writer's end, waiting for a writer as open(2) does (fifo(7)); the
+	 * reader named it, and an interrupt ends the wait.  A directory or a
+	 * device is refused unread: /dev/zero would never end, /dev/tty would
+	 * wait for typing (`-` reads standard input).  The open does not block
+	 * (O_NONBLOCK: a FIFO's or a device's open may), and the opened file is
+	 * what is checked (fstat(2)), not the name.
+	 */
+	struct stat st;
+	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY), fl;
+	if (fd < 0 || fstat(fd, &st) != 0) {
 		airlock_err("%s: cannot open %s: %s", cmd, path, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	if (!S_ISREG(st.st_mode) && !S_ISFIFO(st.st_mode)) {
+		airlock_err("%s: %s: not a regular file (%s): a log must be a regular file or a pipe",
+			    cmd, path,
+			    S_ISDIR(st.st_mode)    ? "a directory"
+			    : S_ISSOCK(st.st_mode) ? "a socket"
+						   : "a device");
+		close(fd);
+		return -1;
+	}
+	if ((fl = fcntl(fd, F_GETFL)) < 0 || fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) < 0) {
+		airlock_err("%s: cannot read %s: %s", cmd, path, strerror(errno));
+		close(fd);
+		return -1;
+	}
+	if (S_ISFIFO(st.st_mode)) {
+		/*
+		 * Opened before any writer, a FIFO reads as empty at once.  Wait
+		 * for one instead, as a blocking open would: on Linux poll(2)
+		 * gives POLLIN once data is there and POLLHUP once a writer came
+		 * and went (none since the open: not yet), whichever is first.
+		 * A pipe whose writer is gone gives POLLHUP at once.
+		 */
+		struct pollfd p = { .fd = fd, .events = POLLIN };
+		while (poll(&p, 1, -1) < 0 && errno == EINTR)
+			;
+	}
 	return fd;
 }
 

@@ -45,8 +45,9 @@ struct logread {
 /*
  * Opens the log: file, "-" for standard input, or NULL for today's default
  * log ($XDG_STATE_HOME/airlock/logs/YYYY-MM-DD.jsonl).  Writes the name used
- * in messages into path (cap bytes).  Returns the fd, or -1 with the error
- * reported as "airlock: CMD: ...".
+ * in messages into path (cap bytes).  Only a regular file or a pipe (a FIFO:
+ * read to its writer's end) is a log; a directory or a device is refused.
+ * Returns the fd, or -1 with the error reported as "airlock: CMD: ...".
  */
 int logread_open(const char *file, const char *cmd, char *path, size_t cap);
 

@@ -111,8 +111,18 @@ struct audit_log *audit_open(const char *path, const char *session_id, char *err
 /*
  * Appends one event as one JSON object line (id, timestamp RFC 3339 UTC with
  * ms, session_id, then the event's fields) and flushes it.  0 or -errno.
+ * A failure is sticky (audit_error()): the part of the line written is taken
+ * back when no other session appended since, and no later event is written
+ * (each returns the first error), so the log ends with its last whole line.
  */
 int audit_write(struct audit_log *log, const struct audit_event *ev);
+
+/*
+ * 0 while every event was written whole, else the first failure (-errno:
+ * -ENOSPC for a full disk, -EFBIG, -EIO, -ENOMEM...).  The session must
+ * then stop acting: nothing more it does would be recorded.
+ */
+int audit_error(const struct audit_log *log);
 
 /* Told each line audit_write() wrote: line (len bytes, no newline; not NUL-terminated), valid during the call. */
 typedef void (*audit_tap_fn)(void *arg, const char *line, size_t len);
@@ -145,6 +155,17 @@ enum approve_mode {
 };
 
 struct control;
+
+/*
+ * Bounds on what the agent can make the launcher hold.  An ask past one is
+ * refused at once (deny, decided_by default, logged with why); a connection
+ * past APPROVE_MAX_CLIENTS is closed at once, which the shim takes as a
+ * refusal.  A real agent waits on one ask per thread; these are far above it.
+ */
+#define APPROVE_MAX_CLIENTS 1024          /* shim connections at once */
+#define APPROVE_MAX_ASKS 256              /* asks waiting at once, in the session */
+#define APPROVE_MAX_ASKS_PER_PROCESS 16   /* asks waiting at once, from one process */
+#define APPROVE_MAX_ASK_BYTES (4u << 20)  /* bytes of the waiting asks' messages */
 
 struct approve_options {
 	enum approve_mode mode;
@@ -275,6 +296,18 @@ int session_create(struct session *s, const void *image, size_t size, char *err,
 
 /* Removes the directory and everything in it, closes the channel.  Accepts an empty session. */
 void session_destroy(struct session *s);
+
+/*
+ * Removes what sessions whose launcher died without cleaning up (kill -9)
+ * left in base (control_base()): each session directory whose launcher.pid
+ * names a process that no longer exists (kill(2) with signal 0 fails with
+ * ESRCH), with its control socket, and each control socket whose session
+ * directory is gone.  A directory without a readable launcher.pid (one being
+ * made) or whose launcher runs, even as another user (EPERM), stays.
+ * session_create() calls it; with cmd (`airlock ps`), what is removed is
+ * also said on stderr ("airlock: CMD: removed the leftovers of session ...").
+ */
+void session_sweep_stale(const char *base, const char *cmd);
 
 /*
  * The shim to preload: $AIRLOCK_SHIM, else airlock-preload.so next to the

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "launcher/control.h"
+#include "launcher/launcher.h"
 #include "launcher/run.h"
 #include "preload/channel.h"
 
@@ -59,20 +60,17 @@ static int write_file(const char *path, const void *data, size_t size, mode_t mo
 static const char *const session_files[] = { "policy.img", RUN_SHIM_NAME, "channel",
 					      "launcher.pid", "proxy" };
 
-static void remove_session_dir(const char *dir)
+/* 0, or -1 with errno set by rmdir(2) (ENOTEMPTY: a file not in session_files). */
+static int remove_session_dir(const char *dir)
 {
 	char path[PATH_MAX];
 	for (size_t i = 0; i < sizeof session_files / sizeof session_files[0]; i++)
 		if ((size_t)snprintf(path, sizeof path, "%s/%s", dir, session_files[i]) < sizeof path)
 			unlink(path);
-	rmdir(dir);
+	return rmdir(dir);
 }
 
-/*
- * Sessions whose launcher died without cleaning up (kill -9) leave their
- * directory behind: remove those whose recorded launcher no longer runs.
- */
-static void sweep_stale(const char *base)
+void session_sweep_stale(const char *base, const char *cmd)
 {
 	DIR *d = opendir(base);
 	struct dirent *de;
@@ -86,8 +84,11 @@ static void sweep_stale(const char *base)
 			if ((size_t)snprintf(path, sizeof path, "%s/%.16s", base, de->d_name) <
 				    sizeof path &&
 			    stat(path, &st) != 0 && errno == ENOENT &&
-			    (size_t)snprintf(path, sizeof path, "%s/%s", base, de->d_name) < sizeof path)
-				unlink(path);
+			    (size_t)snprintf(path, sizeof path, "%s/%s", base, de->d_name) < sizeof path &&
+			    unlink(path) == 0 && cmd)
+				airlock_err("%s: removed the control socket of session %.16s (its session "
+					    "directory is gone)",
+					    cmd, de->d_name);
 			continue;
 		}
 		if (de->d_name[16] != '\0')
@@ -101,7 +102,15 @@ static void sweep_stale(const char *base)
 			fclose(f);
 		if (pid > 0 && kill((pid_t)pid, 0) != 0 && errno == ESRCH &&
 		    (size_t)snprintf(path, sizeof path, "%s/%s", base, de->d_name) < sizeof path) {
-			remove_session_dir(path);
+			int e = remove_session_dir(path) == 0 ? 0 : errno;
+			if (cmd && e)
+				airlock_err("%s: cannot remove %s, the leftovers of session %s (its "
+					    "launcher, pid %ld, is gone): %s",
+					    cmd, path, de->d_name, pid, strerror(e));
+			else if (cmd)
+				airlock_err("%s: removed the leftovers of session %s (its launcher, pid "
+					    "%ld, is gone)",
+					    cmd, de->d_name, pid);
 			if ((size_t)snprintf(path, sizeof path, "%s/%s.control", base, de->d_name) <
 			    sizeof path)
 				unlink(path);
@@ -127,7 +136,7 @@ int session_create(struct session *s, const void *image, size_t size, char *err,
 			    "cannot use %s for the session directory: %s (it must be a directory "
 			    "owned by you with mode 0700)",
 			    base, strerror(-r));
-	sweep_stale(base);
+	session_sweep_stale(base, NULL);
 	if (asprintf(&s->dir, "%s/%s", base, s->id) < 0) {
 		s->dir = NULL;
 		return fail(err, errlen, -ENOMEM, "out of memory");

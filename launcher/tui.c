@@ -1498,6 +1498,10 @@ static void handle_line(struct tui *t, const char *line, size_t len)
 		if (jint(o, "version", &v) && v != CONTROL_VERSION)
 			add_local(t, "the session speaks control protocol version %" PRId64
 				     "; this airlock speaks %d", v, CONTROL_VERSION);
+	} else if (!strcmp(type, "skipped")) {
+		int64_t n = 0;
+		(void)jint(o, "events", &n);
+		add_local(t, "%" PRId64 " event(s) not shown: this view fell behind (the log has them)", n);
 	} else if (!strcmp(type, "end")) {
 		int64_t st = 0;
 		(void)jint(o, "status", &st);

@@ -1287,31 +1287,66 @@ static int read_bounded(struct loader *ld, int fd, size_t hint, char **out, size
 	return 0;
 }
 
+/* What a file that is not a regular one is, for an error message (inode(7)'s S_IFMT types). */
+static const char *file_kind(mode_t mode)
+{
+	switch (mode & S_IFMT) {
+	case S_IFDIR:
+		return "a directory";
+	case S_IFIFO:
+		return "a FIFO";
+	case S_IFCHR:
+		return "a character device";
+	case S_IFBLK:
+		return "a block device";
+	case S_IFSOCK:
+		return "a socket";
+	default:
+		return "an unknown kind of file";
+	}
+}
+
 struct policy *policy_load_file(const char *path, struct policy_error *err)
 {
 	struct loader ld = {.err = err};
 	struct policy *p = NULL;
 	struct stat st;
 	char *buf = NULL;
-	size_t len = 0, hint = 4096;
-	int fd;
+	size_t len = 0;
+	int fd, fl;
 
 	error_init(err, path);
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	/*
+	 * Only a regular file is a policy.  A FIFO would block open(2) until a
+	 * writer comes (fifo(7)), and a device may never end (/dev/zero) or wait
+	 * for input (/dev/tty): so the open does not block (O_NONBLOCK), and the
+	 * opened file, not the name, is checked (fstat(2): no race with a rename).
+	 * O_NONBLOCK is cleared before reading; it means nothing for a regular file.
+	 */
+	fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
 	if (fd < 0) {
 		fail_at(&ld, no_pos, "cannot open the policy: %s", strerror(errno));
 		return NULL;
 	}
-	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
-		if ((uint64_t)st.st_size > POLICY_MAX_FILE_SIZE) {
-			close(fd);
-			fail_at(&ld, no_pos, "the policy file is larger than %u bytes (1 MiB)",
-				POLICY_MAX_FILE_SIZE);
-			return NULL;
-		}
-		hint = (size_t)st.st_size + 1;
+	if (fstat(fd, &st) != 0 || (fl = fcntl(fd, F_GETFL)) < 0 ||
+	    fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) < 0) {
+		fail_at(&ld, no_pos, "cannot read the policy: %s", strerror(errno));
+		close(fd);
+		return NULL;
 	}
-	if (read_bounded(&ld, fd, hint, &buf, &len) == 0)
+	if (!S_ISREG(st.st_mode)) {
+		close(fd);
+		fail_at(&ld, no_pos, "not a regular file (%s): a policy must be a regular file",
+			file_kind(st.st_mode));
+		return NULL;
+	}
+	if ((uint64_t)st.st_size > POLICY_MAX_FILE_SIZE) {
+		close(fd);
+		fail_at(&ld, no_pos, "the policy file is larger than %u bytes (1 MiB)",
+			POLICY_MAX_FILE_SIZE);
+		return NULL;
+	}
+	if (read_bounded(&ld, fd, (size_t)st.st_size + 1, &buf, &len) == 0)
 		p = policy_load_buffer(path, buf, len, err);
 	close(fd);
 	free(buf);

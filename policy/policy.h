@@ -194,7 +194,9 @@ struct policy {
 
 /*
  * Reads and validates the YAML policy at path (at most POLICY_MAX_FILE_SIZE
- * bytes).  Returns a new policy owned by the caller (free with policy_free()),
+ * bytes).  path must be a regular file: it is opened without blocking and
+ * checked with fstat(2) before it is read, so a FIFO, a device or a
+ * directory is an error naming its kind, never a wait.  Returns a new policy owned by the caller (free with policy_free()),
  * or NULL with *err filled: file:line:column and a message naming what is
  * wrong (unknown or duplicate key, wrong type, bad pattern, ...).  Nothing
  * partially loaded is ever returned.  err must not be NULL.

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "policy/netaddr.h"
+#include "proxy/accept.h"
 #include "proxy/addr.h"
 #include "proxy/dns.h"
 #include "proxy/relay.h"
@@ -755,7 +756,13 @@ static void accept_conn(struct proxy *p, struct lsn *ls)
 	for (;;) {
 		struct sockaddr_storage dst;
 		socklen_t dlen = sizeof dst;
-		int fd = accept4(ls->l.fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+		int fd = accept_shed(ls->l.fd, SOCK_NONBLOCK | SOCK_CLOEXEC);
+		if (fd < 0 && errno == ECONNABORTED) {
+			/* out of descriptors: the connection was refused, not left queued to spin on */
+			p->stats.connections++;
+			p->stats.refused++;
+			continue;
+		}
 		if (fd < 0)
 			return;
 		struct conn *c = calloc(1, sizeof *c);
@@ -956,6 +963,7 @@ struct proxy *proxy_new(const struct proxy_listener *l, size_t n, const struct p
 		return NULL;
 	}
 	p->opt = *opt;
+	(void)accept_reserve(); /* past the fd limit a connection is refused, not left queued */
 	if (!p->opt.idle_timeout_s)
 		p->opt.idle_timeout_s = 300;
 	p->budget = opt->max_egress_bytes;

@@ -317,6 +317,163 @@ decide allow -r "$HOME/.config/airlock/policy.yaml:3" --policy "$HOME/.config/ai
 decide deny -r "$TMP/lookup/.airlock/policy.yaml:3" --workspace "$TMP/lookup" exec airlock-lookup-probe
 unset XDG_CONFIG_HOME
 
+# ---- user-named files that are not regular files: refused or read, never a hang ----------------
+# A FIFO blocks open(2) until a writer comes (fifo(7)) and /dev/zero never ends: each command
+# runs under timeout(1), so a regression fails (exit 124) instead of hanging the suite.
+command -v timeout >/dev/null 2>&1 || timeout() { shift; "$@"; }
+
+# ends DESC STATUS TEXT ARG...: airlock ARG... ends within 10 s with STATUS and TEXT (unless
+# empty) on stderr.
+ends() {
+	desc=$1 want=$2 text=$3
+	shift 3
+	timeout 10 "$AIRLOCK" "$@" </dev/null >"$TMP/out" 2>"$TMP/err"
+	RC=$?
+	if [ "$RC" = 124 ]; then
+		fail "$desc" "still running after 10 s (killed)" "$(details)"
+	elif [ "$RC" != "$want" ]; then
+		fail "$desc" "wanted exit $want" "$(details)"
+	elif [ -n "$text" ] && ! grep -qF -- "$text" "$TMP/err"; then
+		fail "$desc" "no '$text' in stderr" "$(details)"
+	else
+		pass "$desc"
+	fi
+}
+
+mkdir -p "$TMP/nonreg/.airlock" "$TMP/nonreg/elsewhere" "$TMP/nonreg/xdg/airlock"
+cd "$TMP/nonreg" || exit 1
+mkfifo p.yaml .airlock/policy.yaml xdg/airlock/policy.yaml
+NOTREG="not a regular file (a FIFO): a policy must be a regular file"
+ends "check --policy FIFO ends: exit 2, the file named" 2 "p.yaml: $NOTREG" \
+	check --policy p.yaml exec ls
+ends "run --policy FIFO ends: exit 2, the file named" 2 "p.yaml: $NOTREG" \
+	run --headless --no-sandbox --policy p.yaml -- true
+ends "a FIFO at ./.airlock/policy.yaml: check ends with exit 2" 2 ".airlock/policy.yaml: $NOTREG" \
+	check exec ls
+ends "a FIFO at ./.airlock/policy.yaml: run ends with exit 2" 2 ".airlock/policy.yaml: $NOTREG" \
+	run --headless --no-sandbox -- true
+cd elsewhere || exit 1
+export XDG_CONFIG_HOME="$TMP/nonreg/xdg"
+ends "a FIFO at \$XDG_CONFIG_HOME/airlock/policy.yaml: check ends with exit 2" 2 \
+	"$TMP/nonreg/xdg/airlock/policy.yaml: $NOTREG" check exec ls
+unset XDG_CONFIG_HOME
+ends "/dev/zero as the policy is refused unread (exit 2)" 2 \
+	"/dev/zero: not a regular file (a character device): a policy must be a regular file" \
+	check --policy /dev/zero exec ls
+ends "a directory as the policy is refused (exit 2)" 2 \
+	"$TMP/nonreg: not a regular file (a directory)" check --policy "$TMP/nonreg" exec ls
+# A log may be a pipe (`airlock log <(zcat old.jsonl.gz)`), read to its writer's end.
+EV='{"timestamp":"2024-05-01T10:00:00.000Z","session_id":"0123456789abcdef","source":"launcher","message":"from-a-pipe"}'
+ends "log /dev/zero is refused unread (exit 1)" 1 \
+	"airlock: log: /dev/zero: not a regular file (a device): a log must be a regular file or a pipe" \
+	log /dev/zero
+ends "log DIRECTORY is refused (exit 1)" 1 "airlock: log: $TMP/nonreg: not a regular file (a directory)" \
+	log "$TMP/nonreg"
+ends "suggest /dev/zero is refused unread (exit 1)" 1 "airlock: suggest: /dev/zero: not a regular file" \
+	suggest /dev/zero
+mkfifo log.fifo
+printf '%s\n' "$EV" >log.fifo &
+writer=$!
+ends "log FIFO reads what its writer wrote, to its end (exit 0)" 0 "" log --json log.fifo
+has "log FIFO: the event is printed" out "from-a-pipe"
+kill "$writer" 2>/dev/null
+wait "$writer" 2>/dev/null
+printf '%s\n' "$EV" | timeout 10 "$AIRLOCK" log --json /dev/stdin >"$TMP/out" 2>"$TMP/err"
+RC=$?
+if [ "$RC" = 0 ] && grep -qF from-a-pipe "$TMP/out"; then pass "log /dev/stdin on a pipe reads it"; else
+	fail "log /dev/stdin on a pipe reads it" "$(details)"; fi
+
+# ---- ps: what dead launchers left -------------------------------------------------------------
+# The session base (launcher/control.h, control_base()): /run/airlock for root, else
+# $XDG_RUNTIME_DIR/airlock, here a scratch one.  A session is <base>/ID (launcher.pid inside)
+# and the control socket <base>/ID.control.
+if [ "$(id -u)" = 0 ]; then
+	RT=/run/airlock
+else
+	export XDG_RUNTIME_DIR="$TMP/runtime"
+	mkdir -m 700 "$XDG_RUNTIME_DIR"
+	RT=$XDG_RUNTIME_DIR/airlock
+fi
+[ -d "$RT" ] || mkdir -m 700 "$RT"
+hex16() { od -An -N8 -tx1 /dev/urandom | tr -d ' \n'; }
+# sock PATH: a socket bound at PATH that nothing listens on, as a SIGKILLed launcher leaves it.
+sock() { python3 -c 'import socket, sys; socket.socket(socket.AF_UNIX).bind(sys.argv[1])' "$1"; }
+mkdir -p "$TMP/ps"
+cd "$TMP/ps" || exit 1
+if ! command -v python3 >/dev/null 2>&1; then
+	skip "ps removes a dead session's directory and control socket, and says so" "no python3"
+else
+	sh -c 'exit 0' &
+	dead=$!
+	wait "$dead"
+	id=$(hex16) orphan=$(hex16) making=$(hex16)
+	mkdir -m 700 "$RT/$id" "$RT/$making"
+	echo "$dead" >"$RT/$id/launcher.pid"
+	: >"$RT/$id/policy.img"
+	sock "$RT/$id/channel"
+	sock "$RT/$id.control"
+	sock "$RT/$orphan.control"
+	expect "ps with a dead session's leftovers exits 0" 0 ps
+	has "ps says it removed a dead session's leftovers" err \
+		"airlock: ps: removed the leftovers of session $id (its launcher, pid $dead, is gone)"
+	if [ ! -e "$RT/$id" ] && [ ! -e "$RT/$id.control" ]; then
+		pass "ps removed the dead session's directory and control socket"
+	else
+		fail "ps removed the dead session's directory and control socket" "$(ls -la "$RT")"
+	fi
+	has "ps says it removed a control socket whose session directory is gone" err \
+		"airlock: ps: removed the control socket of session $orphan"
+	if [ ! -e "$RT/$orphan.control" ]; then pass "ps removed that control socket"; else
+		fail "ps removed that control socket"; fi
+	lacks "a directory without launcher.pid (being made) is not named" err "$making"
+	if [ -d "$RT/$making" ]; then pass "a directory without launcher.pid (being made) stays"; else
+		fail "a directory without launcher.pid (being made) stays"; fi
+	rmdir "$RT/$making"
+	run ps
+	lacks "a second ps has nothing of it left to remove" err "$id"
+fi
+
+# A live session is listed and untouched; SIGKILLed, what it left is removed by the next ps.
+"$AIRLOCK" run --headless --no-sandbox -- sleep 20 </dev/null >"$TMP/live.out" 2>&1 &
+lpid=$!
+lid=
+i=0
+while [ $i -lt 100 ]; do
+	for f in "$RT"/*/launcher.pid; do
+		[ "$(cat "$f" 2>/dev/null)" = "$lpid" ] && lid=$(basename "$(dirname "$f")")
+	done
+	[ -n "$lid" ] && [ -S "$RT/$lid.control" ] && break
+	sleep 0.1
+	i=$((i + 1))
+done
+if [ -z "$lid" ] || [ ! -S "$RT/$lid.control" ]; then
+	fail "a live session's control socket appears" "$(cat "$TMP/live.out")"
+else
+	run ps
+	if [ "$RC" = 0 ] && grep -q "^$lid  *$lpid " "$TMP/out"; then pass "ps lists a live session"; else
+		fail "ps lists a live session" "$(details)"; fi
+	lacks "ps removes nothing of a live session" err "$lid"
+	if [ -f "$RT/$lid/launcher.pid" ] && [ -S "$RT/$lid.control" ]; then
+		pass "a live session's directory and control socket stay"
+	else
+		fail "a live session's directory and control socket stay" "$(ls -la "$RT" "$RT/$lid")"
+	fi
+fi
+agent=$(pgrep -P "$lpid" 2>/dev/null)
+kill -9 "$lpid"
+wait "$lpid" 2>/dev/null # reaped: a zombie still answers kill(2)
+[ -z "$agent" ] || kill "$agent" 2>/dev/null
+if [ -n "$lid" ]; then
+	run ps
+	has "after SIGKILL of its launcher, ps says it removed the session's leftovers" err \
+		"airlock: ps: removed the leftovers of session $lid (its launcher, pid $lpid, is gone)"
+	if [ ! -e "$RT/$lid" ] && [ ! -e "$RT/$lid.control" ]; then
+		pass "after SIGKILL of its launcher, ps removed its directory and control socket"
+	else
+		fail "after SIGKILL of its launcher, ps removed its directory and control socket" "$(ls -la "$RT")"
+	fi
+fi
+
 echo "1..$NTESTS"
 if [ "$NFAILED" -gt 0 ]; then
 	echo "# $NFAILED of $NTESTS tests failed"

@@ -1326,6 +1326,85 @@ case_real_programs()
 	done_check
 }
 
+# A full log disk fails closed: when an event cannot be written whole, the agent is not started
+# or is stopped, run exits 125 and says so once, and the log ends with its last whole line.
+case_log_full()
+{
+	p=$RUN_USER
+	need_sandbox "$p: a full log disk" || return
+	rm -f "$W/full-started"
+	arun --headless --log /dev/full -- sh -c 'echo x > full-started'
+	check "$p: --log /dev/full (ENOSPC from the start): 125, the agent never ran, said once"
+	LOG=/dev/null
+	expect_rc 125
+	expect_no_file "$W/full-started"
+	expect_err_has "cannot write the audit log /dev/full: No space left on device: the agent was not started"
+	n=$(printf '%s\n' "$ERR" | grep -c 'audit log')
+	[ "$n" = 1 ] || _fail "$n stderr lines mention the audit log, not 1"
+	done_check
+	rm -f "$W/full-started"
+
+	# mid-session: the log on a 64 KiB tmpfs in a private mount namespace; the agent's loop
+	# logs an exec each round (~300 bytes a line), so the disk is full long before it ends
+	mnt=$T/logfs.$p
+	mkdir -p "$mnt"
+	if ! $IS_ROOT; then
+		tap_skip "$p: the log disk fills mid-session" "not root: cannot mount a small tmpfs"
+		return
+	fi
+	if ! unshare -m sh -c 'mount -t tmpfs -o size=64k tmpfs "$1"' sh "$mnt" 2>"$T/err"; then
+		tap_skip "$p: the log disk fills mid-session" "unshare -m + mount tmpfs failed: $(head -c 200 "$T/err")"
+		return
+	fi
+	pol=$(open_policy)
+	for how in --headless "--headless --no-sandbox"; do
+		CASE_N=$((CASE_N + 1))
+		LOG=$L/case.$CASE_N.jsonl
+		rm -f "$W/full-marker" "$LOG"
+		# the log is copied out before the namespace (and its tmpfs) goes
+		(
+			cd "$W" || exit 125
+			# shellcheck disable=SC2016 # expanded by the inner sh
+			AS=$AS exec unshare -m sh -c '
+				mount -t tmpfs -o size=64k,mode=0755 tmpfs "$1" || exit 99
+				chown "$2" "$1"
+				# shellcheck disable=SC2086
+				$AS env -i PATH="$7" HOME="$6" USER="$2" LANG=C.UTF-8 \
+					timeout -k 3 "$8" "$3" run $9 --log "$1/audit.jsonl" --policy "$5" -- \
+					sh -c "i=0; while [ \$i -lt 3000 ]; do /bin/true; i=\$((i+1)); done; echo done > full-marker"
+				rc=$?
+				cp "$1/audit.jsonl" "$4" 2>/dev/null
+				exit $rc
+			' sh "$mnt" "$RUN_USER" "$AIRLOCK" "$LOG" "$pol" "$H" "$AGENT_PATH" "$CASE_TIMEOUT" "$how"
+		) >"$T/out" 2>"$T/err" </dev/null
+		RC=$? OUT=$(cat "$T/out") ERR=$(cat "$T/err")
+		check "$p: run $how, the log disk fills mid-session: 125, the agent stopped, the log whole lines, said once"
+		expect_rc 125
+		expect_no_file "$W/full-marker"
+		expect_err_has "cannot write the audit log $mnt/audit.jsonl: No space left on device: the agent was stopped"
+		n=$(printf '%s\n' "$ERR" | grep -c 'audit log')
+		[ "$n" -ge 1 ] && [ "$n" -le 2 ] || _fail "$n stderr lines mention the audit log"
+		# every line whole JSON, the last one too, and enough of them that the disk did fill
+		why=$("$PY" -c '
+import json, sys
+data = open(sys.argv[1], "rb").read()
+if not data.endswith(b"\n"):
+    sys.exit("the log ends in half a line: %r" % data[-80:])
+lines = data.split(b"\n")[:-1]
+for l in lines:
+    try:
+        json.loads(l)
+    except ValueError:
+        sys.exit("not JSON: %r" % l[:200])
+if len(lines) < 100:
+    sys.exit("only %d lines: the disk did not fill" % len(lines))
+' "$LOG" 2>&1) || _fail "log: $why"
+		expect_log source=launcher message~"session started"
+		done_check
+		rm -f "$W/full-marker"
+	done
+}
+
 # ---- run them ------------------------------------------------------------------------------
 
 "$AIRLOCK" doctor >"$T/doctor.out" 2>&1 || echo "# airlock doctor: $(tail -n 3 "$T/doctor.out" | tr '\n' ' ')"
@@ -1334,7 +1413,7 @@ case_real_programs()
 for u in $USERS; do
 	use_user "$u"
 	echo "# ---- as $u ----"
-	for c in secrets write_outside env exit_codes asks static tiocsti seccomp spawn policy_ro timeout signals interactive interactive_attacks forged_events control no_sandbox doctor places real_programs; do
+	for c in secrets write_outside env exit_codes asks static tiocsti seccomp spawn policy_ro timeout signals interactive interactive_attacks forged_events control no_sandbox doctor places real_programs log_full; do
 		case " ${ONLY_CASES:-$c} " in *" $c "*) "case_$c" ;; esac
 	done
 done

@@ -1,4 +1,4 @@
-/* test_audit.c — the audit log: every field and its order, ids, timestamps, escaping, UTF-8, paths and modes, concurrent appends. */
+/* test_audit.c — the audit log: every field and its order, ids, timestamps, escaping, UTF-8, paths and modes, failed writes, concurrent appends. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -13,6 +13,8 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <regex.h>
+#include <signal.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -511,12 +513,78 @@ static void test_errors(void **state)
 	assert_non_null(strstr(err, path)); /* the message names the file */
 	audit_close(NULL);
 
-	/* a full disk: the error comes back, not lost */
+	/* a full disk: the error comes back, not lost, and stays (audit_error()) */
 	struct audit_log *log = audit_open("/dev/full", SESSION, err, sizeof err);
 	if (!log)
 		skip();
+	assert_int_equal(audit_error(log), 0);
 	assert_int_equal(audit_write(log, &ev), -ENOSPC);
+	assert_int_equal(audit_error(log), -ENOSPC);
+	assert_int_equal(audit_write(log, &ev), -ENOSPC);
+	assert_int_equal(audit_error(log), -ENOSPC);
 	audit_close(log);
+}
+
+static void count_tap(void *arg, const char *line, size_t len)
+{
+	(void)line;
+	(void)len;
+	(*(int *)arg)++;
+}
+
+static off_t file_size(const char *path)
+{
+	struct stat st;
+	assert_int_equal(stat(path, &st), 0);
+	return st.st_size;
+}
+
+/*
+ * A line that does not fit is taken back, and the log writes nothing after
+ * it: a file size limit (setrlimit(2) RLIMIT_FSIZE) inside the line makes
+ * write(2) short, then EFBIG (SIGXFSZ ignored), as a disk filling up does.
+ */
+static void test_short_write_taken_back(void **state)
+{
+	char err[256], msg[2048];
+	struct rlimit old, lim;
+	struct lines l;
+	int taps = 0;
+	(void)state;
+	memset(msg, 'm', sizeof msg - 1);
+	msg[sizeof msg - 1] = '\0';
+	struct audit_event ev = { .source = "launcher", .message = msg, .response_time_ms = -1 };
+	unlink(logpath);
+	struct audit_log *log = audit_open(logpath, SESSION, err, sizeof err);
+	if (!log)
+		fail_msg("audit_open: %s", err);
+	audit_set_tap(log, count_tap, &taps);
+	for (int i = 0; i < 3; i++)
+		assert_int_equal(audit_write(log, &ev), 0);
+	off_t whole = file_size(logpath);
+
+	assert_int_equal(getrlimit(RLIMIT_FSIZE, &old), 0);
+	if (old.rlim_max != RLIM_INFINITY && old.rlim_max < (rlim_t)whole + 100)
+		skip();
+	lim = old;
+	lim.rlim_cur = (rlim_t)whole + 100; /* the next line is 2 KiB: it straddles the limit */
+	void (*oldsig)(int) = signal(SIGXFSZ, SIG_IGN);
+	assert_int_equal(setrlimit(RLIMIT_FSIZE, &lim), 0);
+	int r = audit_write(log, &ev);
+	assert_int_equal(setrlimit(RLIMIT_FSIZE, &old), 0);
+	signal(SIGXFSZ, oldsig);
+	assert_int_equal(r, -EFBIG);
+	assert_int_equal(audit_error(log), -EFBIG);
+	assert_int_equal(file_size(logpath), whole); /* the 100 bytes that fitted are gone */
+
+	/* room again: still nothing is written, the first error stays; the live view still sees it */
+	assert_int_equal(audit_write(log, &ev), -EFBIG);
+	assert_int_equal(file_size(logpath), whole);
+	assert_int_equal(taps, 5);
+	audit_close(log);
+	read_lines(logpath, &l); /* whole lines only, or this fails */
+	assert_int_equal(l.n, 3);
+	free_lines(&l);
 }
 
 /* ---- concurrency ------------------------------------------------------------ */
@@ -595,6 +663,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_default_path, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_fd_flags, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_errors, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_short_write_taken_back, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_concurrent_appends, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,0 +1,454 @@
+/*
+ * test_control.c — the control socket wired as `airlock run` wires it (hub.h): a real audit
+ * log whose tap broadcasts to the clients, the approval queue behind the answers, bad lines
+ * logged through the flood bound.  Clients that leave mid-callback, floods of bad lines, a
+ * client that stops reading while the agent floods events, huge events and asks, and a
+ * launcher out of file descriptors.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <json-c/json.h>
+
+#include "launcher/control.h"
+#include "launcher/flood.h"
+#include "launcher/hub.h"
+#include "launcher/run.h"
+#include "preload/channel.h"
+
+struct fixture {
+	char dir[64];
+	char log_path[PATH_MAX];
+	char sock_path[PATH_MAX];
+	char chan_path[PATH_MAX];
+	struct audit_log *log;
+	struct hub hub;
+	struct control *control;
+	struct approvals *approvals;
+	int chan_fd;
+	/* the proxy-style asks' answers */
+	int done_calls;
+	enum policy_decision done_decision;
+};
+
+static int setup(void **state)
+{
+	struct fixture *f = calloc(1, sizeof *f);
+	char err[512];
+	snprintf(f->dir, sizeof f->dir, "/tmp/airlock-test-control.XXXXXX");
+	assert_non_null(mkdtemp(f->dir));
+	snprintf(f->log_path, sizeof f->log_path, "%s/audit.jsonl", f->dir);
+	snprintf(f->sock_path, sizeof f->sock_path, "%s/s.control", f->dir);
+	snprintf(f->chan_path, sizeof f->chan_path, "%s/channel", f->dir);
+	f->log = audit_open(f->log_path, "0123456789abcdef", err, sizeof err);
+	assert_non_null(f->log);
+	assert_int_equal(hub_init(&f->hub, f->log), 0);
+	struct control_info info = { "0123456789abcdef", "agent --flag", f->log_path, 60, true };
+	f->control = control_new(f->sock_path, &info, &hub_control_ops, &f->hub, err, sizeof err);
+	assert_non_null(f->control);
+	hub_set_control(&f->hub, f->control);
+	f->chan_fd = channel_listen(f->chan_path);
+	assert_true(f->chan_fd >= 0);
+	struct approve_options ao = { .mode = APPROVE_HEADLESS, .ask_timeout = 60, .log = f->log,
+				      .control = f->control, .pty = -1 };
+	f->approvals = approve_new(f->chan_fd, &ao, err, sizeof err);
+	assert_non_null(f->approvals);
+	f->hub.approvals = f->approvals;
+	*state = f;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct fixture *f = *state;
+	approve_free(f->approvals);
+	hub_release(&f->hub);
+	control_free(f->control);
+	audit_close(f->log);
+	close(f->chan_fd);
+	unlink(f->chan_path);
+	unlink(f->log_path);
+	unlink(f->sock_path);
+	rmdir(f->dir);
+	free(f);
+	return 0;
+}
+
+/* One round of the launcher's loop. */
+static void round_(struct fixture *f)
+{
+	control_dispatch(f->control);
+	approve_dispatch(f->approvals);
+	hub_tick(&f->hub);
+}
+
+static void rounds(struct fixture *f, int n)
+{
+	for (int i = 0; i < n; i++) {
+		round_(f);
+		usleep(2000);
+	}
+}
+
+static int client(struct fixture *f)
+{
+	int fd = control_connect(f->sock_path);
+	assert_true(fd >= 0);
+	rounds(f, 3); /* accepted, hello sent */
+	return fd;
+}
+
+static void send_text(int fd, const char *s)
+{
+	assert_int_equal(write(fd, s, strlen(s)), (ssize_t)strlen(s));
+}
+
+/* Everything the client got so far (non-blocking), NUL-terminated, malloc'ed. */
+static char *drain(int fd, size_t *len)
+{
+	size_t cap = 1 << 16, n = 0;
+	char *buf = malloc(cap + 1);
+	for (;;) {
+		if (n == cap)
+			buf = realloc(buf, (cap *= 2) + 1);
+		ssize_t r = recv(fd, buf + n, cap - n, MSG_DONTWAIT);
+		if (r <= 0)
+			break;
+		n += (size_t)r;
+	}
+	buf[n] = '\0';
+	if (len)
+		*len = n;
+	return buf;
+}
+
+/* How many lines of the audit log hold needle. */
+static int log_count(const struct fixture *f, const char *needle)
+{
+	FILE *fp = fopen(f->log_path, "r");
+	char *line = NULL;
+	size_t cap = 0;
+	int n = 0;
+	assert_non_null(fp);
+	while (getline(&line, &cap, fp) > 0) {
+		json_object *o = json_tokener_parse(line);
+		assert_non_null(o); /* every line whole JSON */
+		json_object_put(o);
+		n += strstr(line, needle) != NULL;
+	}
+	free(line);
+	fclose(fp);
+	return n;
+}
+
+/* The pid field of every line holding needle is this process's. */
+static void log_pids_are_mine(const struct fixture *f, const char *needle)
+{
+	FILE *fp = fopen(f->log_path, "r");
+	char *line = NULL, want[32];
+	size_t cap = 0;
+	snprintf(want, sizeof want, "\"pid\":%d,", (int)getpid());
+	while (getline(&line, &cap, fp) > 0)
+		if (strstr(line, needle) && !strstr(line, want))
+			fail_msg("a line with a pid not ours: %s", line);
+	free(line);
+	fclose(fp);
+}
+
+/*
+ * The crash found from outside: two malformed lines, then the client closes.
+ * Logging the first broadcasts to the client, the send fails (EPIPE), the
+ * client is dropped from inside serve(), which read on from freed memory.
+ */
+static void test_two_bad_lines_then_close(void **state)
+{
+	struct fixture *f = *state;
+	for (int k = 0; k < 20; k++) {
+		int fd = client(f);
+		send_text(fd, "garbage one\ngarbage two\n");
+		close(fd);
+		rounds(f, 2);
+	}
+	/* a client still attached afterwards is served normally */
+	int fd = client(f);
+	send_text(fd, "{\"type\":\"attach\"}\n");
+	rounds(f, 3);
+	assert_int_equal(control_attached(f->control), 1);
+	close(fd);
+	rounds(f, 3);
+	assert_int_equal(control_attached(f->control), 0);
+	/* one pid sent them all: FLOOD_BURST logged, the rest summarised */
+	assert_true(log_count(f, "not a JSON object") >= FLOOD_BURST);
+	log_pids_are_mine(f, "not a JSON object");
+}
+
+static void done(void *arg, enum policy_decision d, const char *by)
+{
+	struct fixture *f = arg;
+	(void)by;
+	f->done_calls++;
+	f->done_decision = d;
+}
+
+/* A script answers an ask and closes at once: the answer's broadcast finds it gone. */
+static void test_answer_then_close(void **state)
+{
+	struct fixture *f = *state;
+	for (int k = 0; k < 10; k++) {
+		int fd = client(f);
+		send_text(fd, "{\"type\":\"attach\"}\n");
+		rounds(f, 2);
+		assert_int_equal(control_attached(f->control), 1);
+		f->done_calls = 0;
+		char host[32];
+		snprintf(host, sizeof host, "h%d.example.com", k); /* not the last answer's again */
+		assert_int_equal(approve_ask_connect(f->approvals, host, 443, -1, done, f), 0);
+		assert_int_equal(f->done_calls, 0); /* waits: a client is attached */
+		char *got = drain(fd, NULL);
+		const char *id = strstr(got, "\"type\":\"ask\",\"id\":");
+		assert_non_null(id);
+		char line[128];
+		snprintf(line, sizeof line, "{\"type\":\"answer\",\"id\":%ld,\"answer\":\"allow\"}\n"
+			 "garbage after the answer\n", strtol(id + 18, NULL, 10));
+		free(got);
+		send_text(fd, line);
+		close(fd);
+		rounds(f, 3);
+		assert_int_equal(f->done_calls, 1);
+		assert_int_equal(f->done_decision, POLICY_ALLOW);
+		assert_int_equal(control_attached(f->control), 0);
+	}
+}
+
+/* Many clients that each send a bad line and leave in the same round. */
+static void test_many_leave_in_one_round(void **state)
+{
+	struct fixture *f = *state;
+	int fds[40];
+	for (int i = 0; i < 40; i++) {
+		fds[i] = control_connect(f->sock_path);
+		assert_true(fds[i] >= 0);
+		round_(f); /* the listen backlog is short */
+	}
+	rounds(f, 2);
+	for (int i = 0; i < 40; i++) {
+		send_text(fds[i], i % 2 ? "{\"type\":\"attach\"}\n{\"type\":\"nope\"}\n" : "x\n");
+		close(fds[i]);
+	}
+	rounds(f, 4);
+	assert_int_equal(control_attached(f->control), 0);
+}
+
+/* A flood of bad lines is logged FLOOD_BURST times, then summarised with the count. */
+static void test_flood_summarised(void **state)
+{
+	struct fixture *f = *state;
+	int fd = client(f);
+	for (int i = 0; i < 500; i++) {
+		send_text(fd, "{\"type\":\"nonsense\"}\n");
+		if (i % 50 == 49) {
+			round_(f); /* the launcher reads as it comes */
+			free(drain(fd, NULL));
+		}
+	}
+	rounds(f, 5);
+	assert_int_equal(log_count(f, "unknown type was dropped"), FLOOD_BURST);
+	usleep((FLOOD_WINDOW_MS + 50) * 1000);
+	rounds(f, 2);
+	assert_int_equal(log_count(f, "490 more bad line(s) on the control socket"), 1);
+	close(fd);
+	rounds(f, 2);
+}
+
+/*
+ * A client that reads nothing while the agent makes a thousand events of
+ * 10 KiB: it is not dropped, the asks still reach it, and once it reads it
+ * hears how many events it missed.
+ */
+static void test_slow_client_kept(void **state)
+{
+	struct fixture *f = *state;
+	int fd = client(f);
+	send_text(fd, "{\"type\":\"attach\"}\n");
+	rounds(f, 2);
+	int sz = 1 << 16;
+	setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &sz, sizeof sz);
+	char *big = malloc(10001);
+	memset(big, 'a', 10000);
+	big[10000] = '\0';
+	const char *args[] = { big };
+	for (int i = 0; i < 1000; i++) {
+		struct audit_event ev = { .source = "shim", .pid = 7, .command = "/bin/echo",
+					  .args = args, .nargs = 1, .decision = "allow",
+					  .decided_by = "policy", .response_time_ms = -1 };
+		assert_int_equal(audit_write(f->log, &ev), 0);
+	}
+	free(big);
+	assert_int_equal(approve_ask_connect(f->approvals, "slow.example", 443, -1, done, f), 0);
+	rounds(f, 2);
+	assert_int_equal(control_attached(f->control), 1); /* not dropped */
+	/* read everything now: the ask is there, and a "skipped" line with the count */
+	char *all = NULL;
+	size_t total = 0;
+	for (int i = 0; i < 200; i++) {
+		size_t n;
+		char *got = drain(fd, &n);
+		all = realloc(all, total + n + 1);
+		memcpy(all + total, got, n + 1);
+		total += n;
+		free(got);
+		rounds(f, 1);
+	}
+	assert_non_null(strstr(all, "slow.example"));
+	const char *sk = strstr(all, "{\"type\":\"skipped\",\"events\":");
+	assert_non_null(sk);
+	assert_true(strtol(sk + 27, NULL, 10) > 0);
+	free(all);
+	close(fd);
+	rounds(f, 3);
+}
+
+/* An event with a 60 KiB argument reaches the stream cut, and says so; the log keeps it whole. */
+static void test_huge_event_cut(void **state)
+{
+	struct fixture *f = *state;
+	int fd = client(f);
+	free(drain(fd, NULL));
+	char *big = malloc(60001);
+	memset(big, 'b', 60000);
+	big[60000] = '\0';
+	const char *args[] = { "-c", big };
+	struct audit_event ev = { .source = "shim", .pid = 7, .command = "/bin/sh", .args = args,
+				  .nargs = 2, .decision = "deny", .decided_by = "policy",
+				  .response_time_ms = -1 };
+	assert_int_equal(audit_write(f->log, &ev), 0);
+	rounds(f, 2);
+	size_t n;
+	char *got = drain(fd, &n);
+	assert_true(n > 0 && n < CONTROL_EVENT_MAX);
+	assert_non_null(strstr(got, "\"cut\":true"));
+	assert_non_null(strstr(got, "\"command\":\"/bin/sh\""));
+	free(got);
+	assert_int_equal(log_count(f, big), 1);
+	free(big);
+	close(fd);
+	rounds(f, 2);
+}
+
+/* An ask's who and what are cut for the client, and say so. */
+static void test_huge_ask_cut(void **state)
+{
+	struct fixture *f = *state;
+	int fd = client(f);
+	free(drain(fd, NULL));
+	char *big = malloc(70001);
+	memset(big, 'w', 70000);
+	big[70000] = '\0';
+	control_ask(f->control, 99, 1, big, big, NULL, NULL, 1000);
+	rounds(f, 2);
+	size_t n;
+	char *got = drain(fd, &n);
+	assert_true(n > CONTROL_ASK_TEXT_MAX && n < 3 * CONTROL_ASK_TEXT_MAX);
+	assert_non_null(strstr(got, "\"cut\":true"));
+	free(got);
+	free(big);
+	control_answered(f->control, 99, "deny", "default");
+	close(fd);
+	rounds(f, 2);
+}
+
+/*
+ * Out of file descriptors: a connection is refused at once and said, the
+ * listener does not stay readable (the loop would spin), and once fds are
+ * free again clients are served.
+ */
+static void test_out_of_fds(void **state)
+{
+	struct fixture *f = *state;
+	struct rlimit old, low;
+	getrlimit(RLIMIT_NOFILE, &old);
+	int fill[4096], nfill = 0;
+	int first = dup(0);
+	close(first);
+	low.rlim_cur = (rlim_t)first + 64;
+	low.rlim_max = old.rlim_max;
+	assert_int_equal(setrlimit(RLIMIT_NOFILE, &low), 0);
+	int cfd[4];
+	for (int i = 0; i < 4; i++) {
+		cfd[i] = control_connect(f->sock_path);
+		assert_true(cfd[i] >= 0);
+	}
+	int fd;
+	while (nfill < 4096 && (fd = dup(0)) >= 0)
+		fill[nfill++] = fd;
+	assert_int_equal(errno, EMFILE);
+	rounds(f, 2);
+	struct pollfd p = { control_fd(f->control), POLLIN, 0 };
+	assert_int_equal(poll(&p, 1, 0), 0); /* nothing left to spin on */
+	for (int i = 0; i < 4; i++) {
+		char c;
+		/* the refused client sees its connection end */
+		assert_int_equal(recv(cfd[i], &c, 1, 0), 0);
+		close(cfd[i]);
+	}
+	for (int i = 0; i < nfill; i++)
+		close(fill[i]);
+	setrlimit(RLIMIT_NOFILE, &old);
+	rounds(f, 2);
+	assert_true(log_count(f, "out of file descriptors") >= 1);
+	fd = client(f);
+	char *got = drain(fd, NULL);
+	assert_non_null(strstr(got, "\"type\":\"hello\""));
+	free(got);
+	close(fd);
+	rounds(f, 2);
+}
+
+/* control_end and control_free close clients the launcher never heard leave. */
+static void test_end_with_clients(void **state)
+{
+	struct fixture *f = *state;
+	int a = client(f), b = client(f);
+	send_text(a, "{\"type\":\"attach\"}\n");
+	rounds(f, 2);
+	close(b);
+	control_end(f->control, 3, 200);
+	char *got = drain(a, NULL);
+	assert_non_null(strstr(got, "{\"type\":\"end\",\"status\":3}"));
+	free(got);
+	close(a);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_two_bad_lines_then_close, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_answer_then_close, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_many_leave_in_one_round, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_flood_summarised, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_slow_client_kept, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_huge_event_cut, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_huge_ask_cut, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_out_of_fds, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_end_with_clients, setup, teardown),
+	};
+	signal(SIGPIPE, SIG_IGN);
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
