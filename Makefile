@@ -4,7 +4,7 @@
 #   make deps       install the Debian packages the project needs (root), else print the command
 #   make check      every test, then the unit tests again under ASan+UBSan, then a fuzz smoke run
 #   make bench      every benchmark; each figure is one line "bench: NAME VALUE UNIT"
-#   make fuzz       the libFuzzer targets, FUZZ_TIME seconds each
+#   make fuzz       the libFuzzer targets, FUZZ_RUNS executions each (2 million; FUZZ_TIME s at most)
 #   make demo       the example agent's actions decided by the built-in default policy
 #
 # Variables: CC (gcc or clang), BUILD (output dir), SAN=1 (ASan+UBSan build).
@@ -13,7 +13,8 @@ CC ?= cc
 BUILD ?= build
 OPT ?= -O2
 FUZZ_CC ?= clang
-FUZZ_TIME ?= 60
+FUZZ_TIME ?= 3600
+FUZZ_RUNS ?= 2000000
 FUZZ_SMOKE_TIME ?= 8
 
 WARN := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wformat=2 \
@@ -150,6 +151,7 @@ cli-tests: all
 # airlock run on real programs, as root and as an unprivileged user.
 run-tests: all unit-tests
 	@tests/run/run.sh $(BUILD)
+	@tests/run/hostile.sh $(BUILD)
 
 # The egress proxy end to end: curl, python, node, git, a static binary against a lab
 # "internet" in network namespaces the test makes (no packet leaves the machine).
@@ -193,9 +195,10 @@ $(BUILD)/fuzz/%: tests/fuzz/%.c $(POLICY_SRCS) $(SHIM_CORE_SRCS) $(PROXY_SRCS) \
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -o $@ $< $(POLICY_SRCS) $(SHIM_CORE_SRCS) $(PROXY_SRCS) \
 		policy/default_policy.S $(FUZZ_EXTRA) $(YAML_LIBS)
 
-# The control socket's parser lives in the launcher.
-$(BUILD)/fuzz/fuzz_control: launcher/control.c launcher/control.h
-$(BUILD)/fuzz/fuzz_control: FUZZ_EXTRA := launcher/control.c -ljson-c
+# The control socket and the channel server, wired as the launcher wires them (launcher/hub.h).
+FUZZ_HUB_SRCS := $(addprefix launcher/,control.c hub.c flood.c approve.c audit.c)
+$(BUILD)/fuzz/fuzz_control $(BUILD)/fuzz/fuzz_approve: $(FUZZ_HUB_SRCS) $(wildcard launcher/*.h)
+$(BUILD)/fuzz/fuzz_control $(BUILD)/fuzz/fuzz_approve: FUZZ_EXTRA := $(FUZZ_HUB_SRCS) -ljson-c
 
 fuzz-smoke: $(FUZZ_BINS)
 	@set -e; for f in $(FUZZ_BINS); do n=$$(basename $$f); \
@@ -209,8 +212,11 @@ fuzz-smoke: $(FUZZ_BINS)
 fuzz: $(FUZZ_BINS)
 	@set -e; for f in $(FUZZ_BINS); do n=$$(basename $$f); \
 		mkdir -p $(BUILD)/fuzz/corpus-$$n; \
-		echo "== fuzz $$n ($(FUZZ_TIME)s)"; \
-		$$f -max_total_time=$(FUZZ_TIME) $(BUILD)/fuzz/corpus-$$n tests/fuzz/seeds/$$n; done
+		echo "== fuzz $$n ($(FUZZ_RUNS) runs, at most $(FUZZ_TIME)s)"; \
+		$$f -runs=$(FUZZ_RUNS) -max_total_time=$(FUZZ_TIME) -print_final_stats=1 \
+			$(BUILD)/fuzz/corpus-$$n tests/fuzz/seeds/$$n 2>$(BUILD)/fuzz/$$n.log \
+			|| { tail -50 $(BUILD)/fuzz/$$n.log; exit 1; }; \
+		grep -E '^(Done|stat::number_of_executed_units)' $(BUILD)/fuzz/$$n.log; done
 
 # ---- benchmarks -------------------------------------------------------------
 $(BUILD)/bench/%: tests/bench/%.c $(BUILD)/libairlock-policy.a $(BUILD)/libairlock-shimcore.a

@@ -1,67 +1,109 @@
-/* fuzz_control.c — libFuzzer target: bytes a control client sends (launcher/control.h) reach the launcher's parser. */
+/*
+ * fuzz_control.c — libFuzzer target: bytes control clients send (launcher/control.h) reach
+ * the launcher's control socket wired as `airlock run` wires it (launcher/hub.h): a real
+ * audit log whose tap broadcasts every line to the clients, the approval queue behind the
+ * answers, bad lines logged through the flood bound.  The input is split among three
+ * clients; the first byte says which of them close early (before the launcher reads, or
+ * right after their bytes), so clients go away while a callback is logging about them.
+ */
+#include <fcntl.h>
+#include <signal.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include "launcher/control.h"
-
-static unsigned answers, quits, malformed;
-
-static void on_answer(void *ctx, uint64_t id, enum control_answer a)
-{
-	(void)ctx;
-	(void)id;
-	answers += (unsigned)a + 1;
-}
-
-static void on_quit(void *ctx)
-{
-	(void)ctx;
-	quits++;
-}
-
-static void on_malformed(void *ctx, pid_t peer, const char *why)
-{
-	(void)ctx;
-	(void)peer;
-	malformed += why != NULL;
-}
+#include "launcher/hub.h"
+#include "launcher/run.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+#define CLIENTS 3
+
+static void done(void *arg, enum policy_decision d, const char *by)
+{
+	(void)arg;
+	(void)d;
+	(void)by;
+}
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static const struct control_info info = { "0123456789abcdef", "agent", "/dev/null", 60, true };
-	static const struct control_ops ops = { .answer = on_answer, .quit = on_quit,
-						.malformed = on_malformed };
 	char err[256], sink[65536];
-	int sv[2];
-	struct control *c = control_new(NULL, &info, &ops, NULL, err, sizeof err);
-	if (!c || socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) {
-		control_free(c);
+	int sv[CLIENTS][2], listen_fd[2];
+	struct hub hub;
+	signal(SIGPIPE, SIG_IGN);
+	/* the log goes nowhere, but through audit.c: its tap is what broadcasts */
+	struct audit_log *log = audit_open("/dev/null", "0123456789abcdef", err, sizeof err);
+	if (!log || hub_init(&hub, log) != 0 ||
+	    socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0, listen_fd) != 0) {
+		audit_close(log);
 		return 0;
 	}
-	if (control_adopt(c, sv[0], size & 1) == 0) {
-		control_ask(c, 1, 1, "who", "write /x", "p.yaml:3", "why", 1000);
-		const uint8_t *p = data;
-		size_t left = size;
-		while (left) {
-			size_t n = left > 4096 ? 4096 : left;
-			if (write(sv[1], p, n) < 0)
-				break;
-			p += n;
-			left -= n;
-			control_dispatch(c);
-			while (recv(sv[1], sink, sizeof sink, MSG_DONTWAIT) > 0)
-				;
-		}
-		(void)!write(sv[1], "\n", 1);
-		control_dispatch(c);
-		control_answered(c, 1, "allow", "human");
+	struct control *c = control_new(NULL, &info, &hub_control_ops, &hub, err, sizeof err);
+	struct approve_options ao = { .mode = APPROVE_HEADLESS, .ask_timeout = 60, .log = log,
+				      .control = c, .pty = -1 };
+	/* one end of a socketpair stands in for the channel's listener: it never accepts */
+	struct approvals *a = c ? approve_new(listen_fd[0], &ao, err, sizeof err) : NULL;
+	if (!a)
+		goto out;
+	hub_set_control(&hub, c);
+	hub.approvals = a;
+	uint8_t mode = size ? data[0] : 0;
+	for (int i = 0; i < CLIENTS; i++) {
+		sv[i][0] = sv[i][1] = -1;
+		if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv[i]) != 0 ||
+		    control_adopt(c, sv[i][0], i == 0) != 0)
+			sv[i][1] = -1;
 	}
-	close(sv[1]);
+	(void)approve_ask_connect(a, "a.example", 443, -1, done, NULL);
+	(void)approve_ask_connect(a, "b.example", 443, -1, done, NULL);
+	size_t off = size ? 1 : 0;
+	for (int k = 0; off < size; k++) {
+		int i = k % CLIENTS;
+		size_t n = size - off > 512 ? 512 : size - off;
+		if (sv[i][1] >= 0 && write(sv[i][1], data + off, n) < 0) {
+			close(sv[i][1]);
+			sv[i][1] = -1;
+		}
+		off += n;
+		if (sv[i][1] >= 0 && (mode >> i) & 1) { /* leaves before the launcher reads */
+			close(sv[i][1]);
+			sv[i][1] = -1;
+		}
+		control_dispatch(c);
+		approve_dispatch(a);
+		hub_tick(&hub);
+		for (int j = 0; j < CLIENTS; j++)
+			while (sv[j][1] >= 0 && recv(sv[j][1], sink, sizeof sink, MSG_DONTWAIT) > 0)
+				;
+	}
+	for (int i = 0; i < CLIENTS; i++)
+		if (sv[i][1] >= 0) {
+			(void)!write(sv[i][1], "\n", 1);
+			if ((mode >> (i + 3)) & 1) {
+				close(sv[i][1]); /* leaves right after its last line */
+				sv[i][1] = -1;
+			}
+		}
 	control_dispatch(c);
+	approve_dispatch(a);
+	for (int i = 0; i < CLIENTS; i++)
+		if (sv[i][1] >= 0)
+			close(sv[i][1]);
+	control_dispatch(c);
+	approve_dispatch(a);
+out:
+	approve_free(a);
+	hub_release(&hub);
 	control_free(c);
+	audit_close(log);
+	close(listen_fd[0]);
+	close(listen_fd[1]);
 	return 0;
 }
