@@ -39,18 +39,21 @@ IMAGE_SRCS := policy/image.c policy/glob.c policy/regex.c policy/netaddr.c polic
 LOAD_SRCS := policy/load.c policy/compile.c policy/pattern.c policy/default_text.c
 POLICY_SRCS := $(IMAGE_SRCS) $(LOAD_SRCS)
 POLICY_OBJS := $(POLICY_SRCS:%.c=$(BUILD)/%.o) $(BUILD)/policy/default_policy.o
-# The preload shim: its hooks plus the image half of the policy engine, symbols hidden but the hooks.
-SHIM_CORE_SRCS := preload/canon.c preload/channel.c
-SHIM_SRCS := $(filter-out $(SHIM_CORE_SRCS),$(wildcard preload/*.c))
-SHIM_OBJS := $(SHIM_SRCS:%.c=$(BUILD)/shim/%.o) $(SHIM_CORE_SRCS:%.c=$(BUILD)/shim/%.o) \
+# What the shim and the launcher share (core/): the channel protocol, the canonicaliser.
+CORE_SRCS := $(wildcard core/*.c)
+# The preload shim: its hooks, the core and the image half of the policy engine, symbols hidden
+# but the hooks.
+SHIM_SRCS := $(wildcard preload/*.c)
+SHIM_OBJS := $(SHIM_SRCS:%.c=$(BUILD)/shim/%.o) $(CORE_SRCS:%.c=$(BUILD)/shim/%.o) \
 	$(IMAGE_SRCS:%.c=$(BUILD)/shim/%.o)
-SHIM_CORE_OBJS := $(SHIM_CORE_SRCS:%.c=$(BUILD)/%.o)
+CORE_OBJS := $(CORE_SRCS:%.c=$(BUILD)/%.o)
 # The egress proxy's parts: pure parsers and the relay (the launcher runs its loop).
 PROXY_SRCS := $(wildcard proxy/*.c)
 PROXY_OBJS := $(PROXY_SRCS:%.c=$(BUILD)/%.o)
 SUPPORT_SRCS := $(wildcard tests/support/*.c)
 SUPPORT_BINS := $(SUPPORT_SRCS:tests/support/%.c=$(BUILD)/tests/%)
-LAUNCHER_SRCS := $(wildcard launcher/*.c)
+# The airlock command, room by room: cli/ (the commands), sandbox/, approvals/, log/.
+LAUNCHER_SRCS := $(wildcard launcher/*/*.c)
 LAUNCHER_OBJS := $(LAUNCHER_SRCS:%.c=$(BUILD)/%.o)
 
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)
@@ -81,7 +84,7 @@ $(BUILD)/libairlock-policy.a: $(POLICY_OBJS)
 	@rm -f $@
 	ar rcs $@ $^
 
-$(BUILD)/libairlock-shimcore.a: $(SHIM_CORE_OBJS)
+$(BUILD)/libairlock-core.a: $(CORE_OBJS)
 	@rm -f $@
 	ar rcs $@ $^
 
@@ -99,43 +102,44 @@ $(BUILD)/airlock-preload.so: $(SHIM_OBJS)
 # libyaml, libseccomp, json-c, libnl and ncurses are linked in statically: every `airlock run`
 # starts a process, and loading three more shared objects was a quarter of the
 # launcher's start-up.
-$(BUILD)/airlock: $(LAUNCHER_OBJS) $(BUILD)/libairlock-policy.a $(BUILD)/libairlock-shimcore.a \
+$(BUILD)/airlock: $(LAUNCHER_OBJS) $(BUILD)/libairlock-policy.a $(BUILD)/libairlock-core.a \
 		$(BUILD)/libairlock-proxy.a
 	$(CC) $(LDFLAGS_ALL) -o $@ $(LAUNCHER_OBJS) $(BUILD)/libairlock-proxy.a \
-		$(BUILD)/libairlock-shimcore.a \
+		$(BUILD)/libairlock-core.a \
 		$(BUILD)/libairlock-policy.a -Wl,-Bstatic $(YAML_LIBS) $(LAUNCHER_LIBS) $(CURSES_LIBS) \
 		-Wl,-Bdynamic -lpthread
 
-$(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libairlock-policy.a $(BUILD)/libairlock-shimcore.a \
+$(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libairlock-policy.a $(BUILD)/libairlock-core.a \
 		$(BUILD)/libairlock-proxy.a tests/unit/testutil.h
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -Itests/unit -o $@ $< $(BUILD)/libairlock-proxy.a \
-		$(BUILD)/libairlock-shimcore.a \
+		$(BUILD)/libairlock-core.a \
 		$(BUILD)/libairlock-policy.a $(LDFLAGS_ALL) $(YAML_LIBS) $(CMOCKA_LIBS) \
 		$(UNIT_EXTRA) -lpthread
 
 # Unit tests of launcher parts link those parts and their libraries.
-$(BUILD)/tests/test_seccomp: launcher/seccomp.c
+$(BUILD)/tests/test_seccomp: launcher/sandbox/seccomp.c
 $(BUILD)/tests/test_seccomp: UNIT_EXTRA := $(LAUNCHER_LIBS)
-$(BUILD)/tests/test_audit: $(BUILD)/launcher/audit.o
-$(BUILD)/tests/test_audit: UNIT_EXTRA := $(BUILD)/launcher/audit.o $(LAUNCHER_LIBS)
-$(BUILD)/tests/test_sandbox: $(BUILD)/launcher/sandbox.o $(BUILD)/launcher/env.o
+$(BUILD)/tests/test_audit: $(BUILD)/launcher/log/audit.o
+$(BUILD)/tests/test_audit: UNIT_EXTRA := $(BUILD)/launcher/log/audit.o $(LAUNCHER_LIBS)
+$(BUILD)/tests/test_sandbox: $(BUILD)/launcher/sandbox/sandbox.o $(BUILD)/launcher/sandbox/env.o
 # The session's hub as `airlock run` wires it: the control socket, the approvals, the log.
-HUB_OBJS := $(addprefix $(BUILD)/launcher/,control.o hub.o flood.o approve.o audit.o)
+HUB_OBJS := $(addprefix $(BUILD)/launcher/,approvals/control.o approvals/hub.o approvals/flood.o \
+	approvals/approve.o log/audit.o)
 $(BUILD)/tests/test_control $(BUILD)/tests/test_flood: $(HUB_OBJS)
 $(BUILD)/tests/test_control $(BUILD)/tests/test_flood: UNIT_EXTRA := $(HUB_OBJS) \
-	$(BUILD)/libairlock-proxy.a $(BUILD)/libairlock-shimcore.a $(BUILD)/libairlock-policy.a \
+	$(BUILD)/libairlock-proxy.a $(BUILD)/libairlock-core.a $(BUILD)/libairlock-policy.a \
 	$(LAUNCHER_LIBS)
-$(BUILD)/tests/test_netns: $(BUILD)/launcher/netns.o $(BUILD)/launcher/agent_tty.o
-$(BUILD)/tests/test_netns: UNIT_EXTRA := $(BUILD)/launcher/netns.o $(BUILD)/launcher/agent_tty.o \
+$(BUILD)/tests/test_netns: $(BUILD)/launcher/sandbox/netns.o $(BUILD)/launcher/sandbox/agent_tty.o
+$(BUILD)/tests/test_netns: UNIT_EXTRA := $(BUILD)/launcher/sandbox/netns.o $(BUILD)/launcher/sandbox/agent_tty.o \
 	$(LAUNCHER_LIBS) $(CURSES_LIBS)
-$(BUILD)/tests/test_sandbox: UNIT_EXTRA := $(BUILD)/launcher/sandbox.o $(BUILD)/launcher/env.o \
+$(BUILD)/tests/test_sandbox: UNIT_EXTRA := $(BUILD)/launcher/sandbox/sandbox.o $(BUILD)/launcher/sandbox/env.o \
 	$(LAUNCHER_LIBS)
 
 # Test helpers that play other parts (the launcher's channel server, an image compiler).
-$(BUILD)/tests/%: tests/support/%.c $(BUILD)/libairlock-policy.a $(BUILD)/libairlock-shimcore.a
+$(BUILD)/tests/%: tests/support/%.c $(BUILD)/libairlock-policy.a $(BUILD)/libairlock-core.a
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_ALL) -o $@ $< $(BUILD)/libairlock-shimcore.a $(BUILD)/libairlock-policy.a \
+	$(CC) $(CFLAGS_ALL) -o $@ $< $(BUILD)/libairlock-core.a $(BUILD)/libairlock-policy.a \
 		$(LDFLAGS_ALL) $(YAML_LIBS)
 
 unit-tests: $(UNIT_BINS) $(SUPPORT_BINS)
@@ -170,7 +174,7 @@ tui-tests: all
 
 # The unit tests, and the TUI against the fake session, under ASan+UBSan.
 check-asan:
-	@$(MAKE) --no-print-directory BUILD=build/asan SAN=1 OPT=-O1 run-unit build/asan/launcher/tui.o
+	@$(MAKE) --no-print-directory BUILD=build/asan SAN=1 OPT=-O1 run-unit build/asan/launcher/approvals/tui.o
 	@NO_REAL=1 tests/tui/run.sh build/asan
 
 check: deps
@@ -189,15 +193,16 @@ check: deps
 FUZZ_CFLAGS := -std=gnu11 -g -O1 -D_GNU_SOURCE -I. -Wall -Wextra -Werror \
 	-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
 
-$(BUILD)/fuzz/%: tests/fuzz/%.c $(POLICY_SRCS) $(SHIM_CORE_SRCS) $(PROXY_SRCS) \
+$(BUILD)/fuzz/%: tests/fuzz/%.c $(POLICY_SRCS) $(CORE_SRCS) $(PROXY_SRCS) \
 		policy/default_policy.S policy/default_policy.yaml
 	@mkdir -p $(dir $@)
-	$(FUZZ_CC) $(FUZZ_CFLAGS) -o $@ $< $(POLICY_SRCS) $(SHIM_CORE_SRCS) $(PROXY_SRCS) \
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -o $@ $< $(POLICY_SRCS) $(CORE_SRCS) $(PROXY_SRCS) \
 		policy/default_policy.S $(FUZZ_EXTRA) $(YAML_LIBS)
 
-# The control socket and the channel server, wired as the launcher wires them (launcher/hub.h).
-FUZZ_HUB_SRCS := $(addprefix launcher/,control.c hub.c flood.c approve.c audit.c)
-$(BUILD)/fuzz/fuzz_control $(BUILD)/fuzz/fuzz_approve: $(FUZZ_HUB_SRCS) $(wildcard launcher/*.h)
+# The control socket and the channel server, wired as the launcher wires them (launcher/approvals/hub.h).
+FUZZ_HUB_SRCS := $(addprefix launcher/,approvals/control.c approvals/hub.c approvals/flood.c \
+	approvals/approve.c log/audit.c)
+$(BUILD)/fuzz/fuzz_control $(BUILD)/fuzz/fuzz_approve: $(FUZZ_HUB_SRCS) $(wildcard launcher/*/*.h)
 $(BUILD)/fuzz/fuzz_control $(BUILD)/fuzz/fuzz_approve: FUZZ_EXTRA := $(FUZZ_HUB_SRCS) -ljson-c
 
 fuzz-smoke: $(FUZZ_BINS)
@@ -219,9 +224,9 @@ fuzz: $(FUZZ_BINS)
 		grep -E '^(Done|stat::number_of_executed_units)' $(BUILD)/fuzz/$$n.log; done
 
 # ---- benchmarks -------------------------------------------------------------
-$(BUILD)/bench/%: tests/bench/%.c $(BUILD)/libairlock-policy.a $(BUILD)/libairlock-shimcore.a
+$(BUILD)/bench/%: tests/bench/%.c $(BUILD)/libairlock-policy.a $(BUILD)/libairlock-core.a
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_ALL) -O2 -o $@ $< $(BUILD)/libairlock-shimcore.a $(BUILD)/libairlock-policy.a \
+	$(CC) $(CFLAGS_ALL) -O2 -o $@ $< $(BUILD)/libairlock-core.a $(BUILD)/libairlock-policy.a \
 		$(LDFLAGS_ALL) $(YAML_LIBS) -lpthread
 
 $(BUILD)/bench/shim_loop: tests/bench/shim_loop.c

@@ -9,8 +9,8 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "preload/canon.h"
-#include "preload/loader.h"
+#include "core/canon.h"
+#include "core/loader.h"
 #include "preload/shim.h"
 
 #define PATH_BUF 4096

@@ -6,7 +6,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "preload/canon.h"
+#include "core/canon.h"
 #include "preload/shim.h"
 
 #define READ POLICY_FILE_READ

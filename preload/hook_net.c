@@ -7,7 +7,7 @@
 
 #include "preload/shim.h"
 
-/* Port 3128 is the sandbox's HTTP proxy, 1080 its SOCKS5 proxy (launcher/netns.h). */
+/* Port 3128 is the sandbox's HTTP proxy, 1080 its SOCKS5 proxy (launcher/sandbox/netns.h). */
 #define PROXY_HTTP_PORT 3128
 #define PROXY_SOCKS_PORT 1080
 

@@ -6,7 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "preload/canon.h"
+#include "core/canon.h"
 #include "preload/shim.h"
 
 /*

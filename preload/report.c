@@ -10,7 +10,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "preload/channel.h"
+#include "core/channel.h"
 #include "preload/shim.h"
 
 #define SCRATCH 16384 /* per message; longer argv is truncated, and the message says so */

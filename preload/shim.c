@@ -14,7 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "preload/canon.h"
+#include "core/canon.h"
 
 #define HOOK(ret, name, params) name##_fn real_##name;
 #include "preload/hooks.def"

@@ -10,7 +10,7 @@
 
 /*
  * The proxy serves listening sockets that live in the sandbox's network
- * namespace (launcher/netns.c makes them: every address there is local, so a
+ * namespace (launcher/sandbox/netns.c makes them: every address there is local, so a
  * connect to any address lands on one of them) from the launcher, which
  * stays in the host's namespace and is the only thing that can reach out.
  * For each connection it learns the destination before anything is resolved

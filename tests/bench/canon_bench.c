@@ -9,7 +9,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "preload/canon.h"
+#include "core/canon.h"
 
 #define BATCHES 21
 #define HOT_ROUNDS 20000

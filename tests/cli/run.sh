@@ -384,7 +384,7 @@ if [ "$RC" = 0 ] && grep -qF from-a-pipe "$TMP/out"; then pass "log /dev/stdin o
 	fail "log /dev/stdin on a pipe reads it" "$(details)"; fi
 
 # ---- ps: what dead launchers left -------------------------------------------------------------
-# The session base (launcher/control.h, control_base()): /run/airlock for root, else
+# The session base (launcher/approvals/control.h, control_base()): /run/airlock for root, else
 # $XDG_RUNTIME_DIR/airlock, here a scratch one.  A session is <base>/ID (launcher.pid inside)
 # and the control socket <base>/ID.control.
 if [ "$(id -u)" = 0 ]; then

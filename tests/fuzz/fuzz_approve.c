@@ -1,7 +1,7 @@
 /*
  * fuzz_approve.c — libFuzzer target: datagrams a process inside the sandbox sends on the
- * approval channel (preload/channel.h) reach the launcher's channel server (launcher/approve.c)
- * wired as `airlock run` wires it (launcher/hub.h): the default policy's image re-deciding
+ * approval channel (core/channel.h) reach the launcher's channel server (launcher/approvals/approve.c)
+ * wired as `airlock run` wires it (launcher/approvals/hub.h): the default policy's image re-deciding
  * each report, a real audit log whose tap broadcasts to an attached control client, which
  * the first input byte may close early (so a broadcast from inside the server's callbacks
  * finds it gone), and asks that wait for that client.
@@ -18,11 +18,12 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "launcher/control.h"
-#include "launcher/hub.h"
-#include "launcher/run.h"
+#include "launcher/approvals/control.h"
+#include "launcher/approvals/hub.h"
+#include "launcher/log/audit.h"
+#include "launcher/approvals/approve.h"
 #include "policy/policy.h"
-#include "preload/channel.h"
+#include "core/channel.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

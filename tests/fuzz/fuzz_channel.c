@@ -1,10 +1,10 @@
-/* fuzz_channel.c — libFuzzer target for preload/channel.c: decode any datagram; what decodes must re-encode to the same bytes. */
+/* fuzz_channel.c — libFuzzer target for core/channel.c: decode any datagram; what decodes must re-encode to the same bytes. */
 #include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "preload/channel.h"
+#include "core/channel.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -1,6 +1,6 @@
 /*
- * fuzz_control.c — libFuzzer target: bytes control clients send (launcher/control.h) reach
- * the launcher's control socket wired as `airlock run` wires it (launcher/hub.h): a real
+ * fuzz_control.c — libFuzzer target: bytes control clients send (launcher/approvals/control.h) reach
+ * the launcher's control socket wired as `airlock run` wires it (launcher/approvals/hub.h): a real
  * audit log whose tap broadcasts every line to the clients, the approval queue behind the
  * answers, bad lines logged through the flood bound.  The input is split among three
  * clients; the first byte says which of them close early (before the launcher reads, or
@@ -16,9 +16,10 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "launcher/control.h"
-#include "launcher/hub.h"
-#include "launcher/run.h"
+#include "launcher/approvals/control.h"
+#include "launcher/approvals/hub.h"
+#include "launcher/log/audit.h"
+#include "launcher/approvals/approve.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

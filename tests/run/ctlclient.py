@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""ctlclient.py - a scripted client of a session's control socket (launcher/control.h).
+"""ctlclient.py - a scripted client of a session's control socket (launcher/approvals/control.h).
 
 Usage: ctlclient.py SOCKDIR ACTIONS OUTFILE [TIMEOUT_S]
 

@@ -1,9 +1,9 @@
 #!/usr/bin/python3
 """forge.py - from inside the sandbox, sends the launcher shim events that claim allows the
-policy would not give (launcher/approve.c must log them as the policy decides).
+policy would not give (launcher/approvals/approve.c must log them as the policy decides).
 
 Usage: forge.py HOME   (the path of the home directory whose .ssh/id_rsa the forged read names)
-The message layout is preload/channel.h's: a 24-byte header, then the body by source.
+The message layout is core/channel.h's: a 24-byte header, then the body by source.
 """
 import os
 import socket

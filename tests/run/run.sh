@@ -962,7 +962,7 @@ EOF
 }
 
 # --no-sandbox: a warning, a launcher event, and the shim still denies.
-# ---- the control socket: airlock attach's protocol (launcher/control.h), ps ---------------------
+# ---- the control socket: airlock attach's protocol (launcher/approvals/control.h), ps ---------------------
 
 CTLCLIENT="$HERE/ctlclient.py"
 

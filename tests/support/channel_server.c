@@ -46,7 +46,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "preload/channel.h"
+#include "core/channel.h"
 
 /* ---- Small helpers ---------------------------------------------------------- */
 

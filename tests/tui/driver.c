@@ -1,5 +1,5 @@
 /*
- * driver.c — runs the approval TUI (launcher/tui.c) on a control socket, for tests/tui/run.sh.
+ * driver.c — runs the approval TUI (launcher/approvals/tui.c) on a control socket, for tests/tui/run.sh.
  *
  *   tui-driver [--attach] SOCKET [-- COMMAND ARG...]
  *
@@ -23,7 +23,7 @@
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
-#include "launcher/tui.h"
+#include "launcher/approvals/tui.h"
 
 int main(int argc, char **argv)
 {

@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """fake_session.py — a fake airlock session: the launcher's side of the control protocol
-(launcher/control.h) on a Unix socket, for testing the TUI without a sandbox.
+(launcher/approvals/control.h) on a Unix socket, for testing the TUI without a sandbox.
 
   fake_session.py SOCKET RECORD [--cmd FIFO] [--keep] [--timeout S] [--no-events]
                   [--hold-answers]

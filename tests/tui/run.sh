@@ -1,5 +1,5 @@
 #!/bin/sh
-# run.sh — TAP tests of the approval TUI (launcher/tui.c), driven for real in tmux: each case
+# run.sh — TAP tests of the approval TUI (launcher/approvals/tui.c), driven for real in tmux: each case
 # starts a pane running the TUI, types into it with send-keys and reads it with capture-pane.
 #
 # Usage: tests/tui/run.sh BUILD_DIR      (BUILD_DIR holds launcher/tui.o, as `make` builds it)

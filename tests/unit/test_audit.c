@@ -22,7 +22,7 @@
 
 #include <json-c/json.h>
 
-#include "launcher/run.h"
+#include "launcher/log/audit.h"
 
 #define SESSION "3f2a9c1b4d5e6f70"
 

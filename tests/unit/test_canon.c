@@ -1,4 +1,4 @@
-/* test_canon.c — unit tests for preload/canon.c on a real tree in a mkdtemp directory, cross-checked with realpath(3) and open(2). */
+/* test_canon.c — unit tests for core/canon.c on a real tree in a mkdtemp directory, cross-checked with realpath(3) and open(2). */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -21,7 +21,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "preload/canon.h"
+#include "core/canon.h"
 
 /* The test tree's canonical absolute path (realpath of the mkdtemp result). */
 static char root[PATH_MAX];

@@ -19,7 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "preload/channel.h"
+#include "core/channel.h"
 
 extern char **environ;
 

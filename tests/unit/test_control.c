@@ -27,11 +27,12 @@
 
 #include <json-c/json.h>
 
-#include "launcher/control.h"
-#include "launcher/flood.h"
-#include "launcher/hub.h"
-#include "launcher/run.h"
-#include "preload/channel.h"
+#include "launcher/approvals/control.h"
+#include "launcher/approvals/flood.h"
+#include "launcher/approvals/hub.h"
+#include "launcher/log/audit.h"
+#include "launcher/approvals/approve.h"
+#include "core/channel.h"
 
 struct fixture {
 	char dir[64];

@@ -25,7 +25,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "launcher/netns.h"
+#include "launcher/sandbox/netns.h"
 
 /*
  * No packet may leave the machine.  The parent (this process, in the host's

@@ -1,4 +1,4 @@
-/* test_sandbox.c — unit tests for launcher/sandbox.c (bwrap argv, masks, protections) and launcher/env.c, plus real bwrap runs as root and as nobody. */
+/* test_sandbox.c — unit tests for launcher/sandbox/sandbox.c (bwrap argv, masks, protections) and launcher/sandbox/env.c, plus real bwrap runs as root and as nobody. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -18,8 +18,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "launcher/env.h"
-#include "launcher/run.h"
+#include "launcher/sandbox/env.h"
+#include "launcher/sandbox/sandbox.h"
 #include "policy/policy.h"
 
 #define NOBODY 65534

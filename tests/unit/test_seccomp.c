@@ -20,7 +20,7 @@
 #include <termios.h>
 
 /* The table is static: the test includes the file to check it. */
-#include "launcher/seccomp.c"
+#include "launcher/sandbox/seccomp.c"
 
 extern char **environ;
 

@@ -1,0 +1,1062 @@
+/* approve.c — the launcher's channel server: logs shim events, queues asks, answers them (human, session memory, headless rule, timeout). */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <termios.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "launcher/approvals/control.h"
+#include "launcher/approvals/flood.h"
+#include "launcher/log/audit.h"
+#include "launcher/approvals/approve.h"
+#include "proxy/accept.h"
+#include "core/canon.h"
+#include "core/channel.h"
+#include "core/loader.h"
+
+struct client {
+	int fd;
+	struct ucred peer; /* at connect; messages carry their own sender */
+};
+
+/* An ask waiting for its answer: the datagram is kept, the decoded message points into it. */
+struct pending {
+	int fd;              /* the shim's connection, or -1 for an ask made in the launcher */
+	approve_done_fn done; /* an ask made in the launcher: told the answer instead of a shim */
+	void *done_arg;
+	pid_t pid;
+	uint8_t *data; /* owned */
+	size_t len;    /* of data */
+	struct channel_msg m;
+	long long since_ms;
+	char *key; /* owned: rule + subject, for session memory */
+	uint64_t id;    /* unique in the session: the control socket's name for it */
+	bool published; /* shown to the control socket's clients */
+};
+
+/* An "A" or "B" answer, remembered for the rest of the session. */
+struct memory {
+	char *key; /* owned */
+	enum policy_decision decision;
+};
+
+/* An answer just given: the same process asking the same again at once gets it again. */
+struct recent {
+	pid_t pid;
+	char *key; /* owned */
+	enum policy_decision decision;
+	long long at_ms;
+};
+
+#define STR_(x) #x
+#define STR(x) STR_(x)
+
+#define RECENT 16
+#define RECENT_MS 2000
+/*
+ * A prompt takes keys only this long after it shows: a terminal's answer to
+ * a query the agent wrote just before (the agent can write to the terminal)
+ * must not answer it.
+ */
+#define PROMPT_GUARD_MS 300
+
+struct approvals {
+	struct approve_options opt;
+	struct recent recent[RECENT];
+	size_t recent_next;
+	int listen_fd;
+	int ep; /* epoll over the listening socket, the clients and the tty */
+	int tty; /* /dev/tty in APPROVE_PROMPT mode, else -1 */
+	bool prompted; /* the head of the queue is on the screen */
+	long long prompt_at; /* when it was shown (keys before PROMPT_GUARD_MS later are dropped) */
+	int pty;             /* APPROVE_PROMPT: the agent's terminal (master side), or -1 */
+	bool pty_reading;    /* the relay reads it (not while a prompt is up) */
+	struct client *clients;
+	size_t nclients;
+	struct pending *queue;
+	size_t nqueue;
+	struct memory *mem;
+	size_t nmem;
+	struct approve_counts counts;
+	uint64_t next_id;
+	size_t queue_bytes;       /* of the waiting asks' messages (APPROVE_MAX_ASK_BYTES) */
+	struct flood *bad_flood;  /* malformed messages and refused connections, per peer */
+	struct flood *ask_flood;  /* asks refused for the bounds, per process */
+	uint8_t buf[CHANNEL_MAX_MSG];
+};
+
+static long long now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void *xrealloc(void *p, size_t n)
+{
+	void *q = realloc(p, n ? n : 1);
+	if (!q) {
+		fprintf(stderr, "airlock: out of memory\n");
+		abort();
+	}
+	return q;
+}
+
+static int watch(struct approvals *a, int fd)
+{
+	struct epoll_event ev = { .events = EPOLLIN, .data.fd = fd };
+	return epoll_ctl(a->ep, EPOLL_CTL_ADD, fd, &ev);
+}
+
+/* ---- describing a message ------------------------------------------------------ */
+
+/* What the message is about, in one line: "exec git push", "read /x/.env", "connect h:443". */
+static char *subject(const struct channel_msg *m)
+{
+	char *s = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&s, &len);
+	if (!f)
+		return NULL;
+	switch (m->source) {
+	case CHANNEL_SOURCE_EXEC: {
+		struct channel_args it;
+		const char *arg;
+		fprintf(f, "exec %s", m->program);
+		channel_args_begin(m, &it);
+		channel_args_next(&it, NULL); /* argv[0]: the program says it better */
+		while ((arg = channel_args_next(&it, NULL)))
+			fprintf(f, " %s", arg);
+		break;
+	}
+	case CHANNEL_SOURCE_OPEN:
+		fprintf(f, "%s %s", channel_action_name(m->action), m->path);
+		break;
+	default:
+		fprintf(f, "connect %s:%u", m->host, m->port);
+	}
+	fclose(f);
+	return s;
+}
+
+static void rule_text(const struct approvals *a, int32_t rule, char *out, size_t cap,
+		      const char **reason)
+{
+	struct policy_rule_info info;
+	*reason = NULL;
+	if (policy_rule_describe(a->opt.img, rule, &info) != 0) {
+		out[0] = '\0';
+		return;
+	}
+	snprintf(out, cap, "%s:%u", info.file, info.line);
+	*reason = info.reason;
+}
+
+/* ---- the audit log ---------------------------------------------------------------- */
+
+static void log_msg(struct approvals *a, const struct channel_msg *m, pid_t pid,
+		    enum policy_decision d, const char *by, long response_ms, const char *message)
+{
+	struct audit_event ev = { .source = "shim", .pid = pid, .response_time_ms = response_ms,
+				  .message = message };
+	char rule[1100], dst[300];
+	const char *args[256];
+	size_t nargs = 0;
+	rule_text(a, m->rule, rule, sizeof rule, &ev.reason);
+	ev.rule = rule[0] ? rule : NULL;
+	ev.decision = policy_decision_name(d);
+	ev.decided_by = by;
+	ev.truncated = m->flags & CHANNEL_F_TRUNCATED;
+	switch (m->source) {
+	case CHANNEL_SOURCE_EXEC: {
+		struct channel_args it;
+		const char *arg;
+		channel_args_begin(m, &it);
+		channel_args_next(&it, NULL);
+		while ((arg = channel_args_next(&it, NULL)) && nargs < sizeof args / sizeof args[0])
+			args[nargs++] = arg;
+		ev.truncated |= arg != NULL;
+		ev.command = m->program;
+		ev.args = args;
+		ev.nargs = nargs;
+		break;
+	}
+	case CHANNEL_SOURCE_OPEN:
+		ev.file = m->path;
+		ev.action = channel_action_name(m->action);
+		break;
+	default:
+		snprintf(dst, sizeof dst, strchr(m->host, ':') ? "[%s]:%u" : "%s:%u", m->host, m->port);
+		ev.network_dst = dst;
+	}
+	if (d == POLICY_ALLOW)
+		a->counts.allow++;
+	else
+		a->counts.deny++;
+	/* a failure is sticky: the launcher checks audit_error() once per loop and says it once */
+	(void)audit_write(a->opt.log, &ev);
+}
+
+/* ---- answering ---------------------------------------------------------------------- */
+
+static void send_answer(int fd, uint32_t id, enum policy_decision d, enum channel_decided_by by,
+			int32_t rule)
+{
+	uint8_t out[64];
+	int n = channel_encode_answer(out, sizeof out, id, d, by, rule);
+	if (n > 0)
+		(void)channel_send_buf(fd, out, (size_t)n);
+}
+
+static const char *by_name(enum channel_decided_by by)
+{
+	static const char *const names[] = { "policy", "human", "session", "default", "timeout" };
+	return by < sizeof names / sizeof names[0] ? names[by] : "default";
+}
+
+static void note_recent(struct approvals *a, const struct pending *p, enum policy_decision d)
+{
+	struct recent *r = &a->recent[a->recent_next++ % RECENT];
+	free(r->key);
+	r->key = p->key ? strdup(p->key) : NULL;
+	r->pid = p->pid;
+	r->decision = d;
+	r->at_ms = now_ms();
+}
+
+static const struct recent *recent_answer(const struct approvals *a, const struct pending *p)
+{
+	long long now = now_ms();
+	for (size_t i = 0; p->key && i < RECENT; i++) {
+		const struct recent *r = &a->recent[i];
+		if (r->key && r->pid == p->pid && now - r->at_ms < RECENT_MS &&
+		    strcmp(r->key, p->key) == 0)
+			return r;
+	}
+	return NULL;
+}
+
+/* Answers queue entry i and removes it. */
+static void resolve(struct approvals *a, size_t i, enum policy_decision d, enum channel_decided_by by)
+{
+	struct pending *p = &a->queue[i];
+	note_recent(a, p, d);
+	if (p->published)
+		control_answered(a->opt.control, p->id, policy_decision_name(d), by_name(by));
+	if (p->done) {
+		/* the caller logs its own event (the proxy: one per connection, with its bytes) */
+		p->done(p->done_arg, d, by_name(by));
+	} else {
+		send_answer(p->fd, p->m.id, d, by, p->m.rule);
+		log_msg(a, &p->m, p->pid, d, by_name(by), (long)(now_ms() - p->since_ms), NULL);
+	}
+	a->queue_bytes -= p->len;
+	free(p->data);
+	free(p->key);
+	memmove(p, p + 1, (a->nqueue - i - 1) * sizeof *p);
+	a->nqueue--;
+	if (i == 0)
+		a->prompted = false;
+}
+
+static const struct memory *recall(const struct approvals *a, const char *key)
+{
+	for (size_t i = 0; key && i < a->nmem; i++)
+		if (strcmp(a->mem[i].key, key) == 0)
+			return &a->mem[i];
+	return NULL;
+}
+
+static void remember(struct approvals *a, const char *key, enum policy_decision d)
+{
+	if (!key || recall(a, key))
+		return;
+	a->mem = xrealloc(a->mem, (a->nmem + 1) * sizeof *a->mem);
+	a->mem[a->nmem].key = strdup(key);
+	a->mem[a->nmem].decision = d;
+	if (a->mem[a->nmem].key)
+		a->nmem++;
+}
+
+/* ---- the prompt ---------------------------------------------------------------------- */
+
+static void comm_of(pid_t pid, char *out, size_t cap)
+{
+	char path[64];
+	snprintf(path, sizeof path, "/proc/%d/comm", (int)pid);
+	FILE *f = fopen(path, "re");
+	out[0] = '\0';
+	if (f) {
+		if (fgets(out, (int)cap, f))
+			out[strcspn(out, "\n")] = '\0';
+		fclose(f);
+	}
+}
+
+/*
+ * Text from the sandbox (paths, arguments, process names) on the human's
+ * terminal: control characters (C0, DEL, C1 as UTF-8) become '?', so no
+ * escape sequence can redraw or forge the prompt.  In place.
+ */
+static char *printable(char *s)
+{
+	for (unsigned char *p = (unsigned char *)s; p && *p; p++) {
+		if (*p < 0x20 || *p == 0x7f)
+			*p = '?';
+		else if (*p == 0xc2 && p[1] >= 0x80 && p[1] <= 0x9f)
+			p[1] = '?', *p = '?';
+	}
+	return s;
+}
+
+static void show_prompt(struct approvals *a)
+{
+	if (a->tty < 0 || a->prompted || a->nqueue == 0)
+		return;
+	const struct pending *p = &a->queue[0];
+	char who[64], rule[1100], why[1100];
+	const char *reason;
+	char *what = printable(subject(&p->m));
+	comm_of(p->pid, who, sizeof who);
+	printable(who);
+	rule_text(a, p->m.rule, rule, sizeof rule, &reason);
+	snprintf(why, sizeof why, "%s", reason ? reason : "");
+	reason = reason ? printable(why) : NULL;
+	printable(rule);
+	tcflush(a->tty, TCIFLUSH); /* what was typed (or answered) before the prompt is not for it */
+	/*
+	 * The agent wrote to this terminal just before: whatever state it left
+	 * (hidden or same-colour text, line-drawing characters, a scroll region,
+	 * origin or insert mode, a hidden cursor) is reset first, so the prompt
+	 * shows as written.  DECSTR (soft reset), then each part again for
+	 * terminals without it: SGR 0, G0 = ASCII and SI, margins (cursor kept),
+	 * insert mode off, autowrap and cursor on (ECMA-48, VT510 manual).
+	 */
+	dprintf(a->tty, "\033[!p\0337\033[r\0338\033[0m\033(B\017\033[4l\033[?7h\033[?25h");
+	if (p->done)
+		dprintf(a->tty, "\r\nairlock: the sandbox asks to %s\r\n", what ? what : "?");
+	else
+		dprintf(a->tty, "\r\nairlock: pid %d (%s) asks to %s\r\n", (int)p->pid,
+			who[0] ? who : "?", what ? what : "?");
+	dprintf(a->tty, "  rule: %s%s%s\r\n", rule[0] ? rule : "the policy's default",
+		reason ? " - " : "", reason ? reason : "");
+	if (a->nqueue > 1)
+		dprintf(a->tty, "  (%zu more waiting)\r\n", a->nqueue - 1);
+	dprintf(a->tty, "  [y] allow  [n] deny  [a] allow for this session  [b] deny for this session > ");
+	free(what);
+	a->prompted = true;
+	a->prompt_at = now_ms();
+}
+
+/* Applies a remembered answer to every waiting ask with the same key. */
+static void apply_memory(struct approvals *a)
+{
+	for (size_t i = 0; i < a->nqueue;) {
+		const struct memory *mem = recall(a, a->queue[i].key);
+		if (mem)
+			resolve(a, i, mem->decision, CHANNEL_BY_SESSION);
+		else
+			i++;
+	}
+}
+
+/* Writes all of len bytes to fd (a terminal), waiting when it is full. */
+static void put_all(int fd, const char *p, size_t len)
+{
+	while (len) {
+		ssize_t w = write(fd, p, len);
+		if (w < 0 && errno == EAGAIN) {
+			struct pollfd pf = { fd, POLLOUT, 0 };
+			poll(&pf, 1, 100);
+			continue;
+		}
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return;
+		p += w;
+		len -= (size_t)w;
+	}
+}
+
+/*
+ * Keys from the human's terminal.  With a prompt up, an answer is one key
+ * read on its own — y, n, a or b, either case — at least PROMPT_GUARD_MS
+ * after the prompt showed: a terminal's reply to a query (ESC ... "3.3a"
+ * ... or "...$y") arrives as one longer read and is dropped whole, so the
+ * agent cannot answer its own ask through the terminal.  Without a prompt,
+ * keys go to the agent's terminal.
+ */
+static void read_tty(struct approvals *a)
+{
+	char buf[4096];
+	ssize_t n = read(a->tty, buf, sizeof buf);
+	if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) {
+		/* the terminal hung up: nobody is left to answer here */
+		epoll_ctl(a->ep, EPOLL_CTL_DEL, a->tty, NULL);
+		close(a->tty);
+		a->tty = -1;
+		a->prompted = false;
+		approve_attached(a);
+		return;
+	}
+	if (n < 0)
+		return;
+	if (!a->prompted) {
+		if (a->pty >= 0)
+			put_all(a->pty, buf, (size_t)n);
+		return;
+	}
+	if (n == 1 && buf[0] == 0x03 && a->nqueue) {
+		/* Ctrl-C: no, and the agent gets its interrupt as on its own terminal */
+		dprintf(a->tty, "^C: denied\r\n");
+		resolve(a, 0, POLICY_DENY, CHANNEL_BY_HUMAN);
+		apply_memory(a);
+		if (a->pty >= 0)
+			put_all(a->pty, buf, 1);
+		show_prompt(a);
+		return;
+	}
+	char c = n == 1 ? (char)(buf[0] | 0x20) : 0; /* either case */
+	if (now_ms() - a->prompt_at < PROMPT_GUARD_MS)
+		return;
+	if (c != 'y' && c != 'n' && c != 'a' && c != 'b') {
+		dprintf(a->tty, "\r\n  (one key: y, n, a or b) > ");
+		return;
+	}
+	if (a->nqueue) {
+		enum policy_decision d = (c == 'y' || c == 'a') ? POLICY_ALLOW : POLICY_DENY;
+		if (c == 'a' || c == 'b')
+			remember(a, a->queue[0].key, d);
+		dprintf(a->tty, "%c: %s\r\n", c, d == POLICY_ALLOW ? "allowed" : "denied");
+		resolve(a, 0, d, CHANNEL_BY_HUMAN);
+		apply_memory(a);
+	}
+	show_prompt(a);
+}
+
+/* The agent's output, to the human's terminal — held back while a prompt is up. */
+static void read_pty(struct approvals *a)
+{
+	char buf[16384];
+	ssize_t n = read(a->pty, buf, sizeof buf);
+	if (n > 0) {
+		put_all(a->tty, buf, (size_t)n);
+	} else if (n == 0 || (errno != EAGAIN && errno != EINTR)) {
+		/* EIO: the agent's side is closed */
+		epoll_ctl(a->ep, EPOLL_CTL_DEL, a->pty, NULL);
+		a->pty_reading = false;
+		a->pty = -1;
+	}
+}
+
+/* The relay reads the agent's terminal only while no prompt is up. */
+static void relay_interest(struct approvals *a)
+{
+	bool want = a->pty >= 0 && !a->prompted;
+	if (a->pty < 0 || want == a->pty_reading)
+		return;
+	struct epoll_event ev = { .events = want ? EPOLLIN : 0, .data.fd = a->pty };
+	epoll_ctl(a->ep, EPOLL_CTL_MOD, a->pty, &ev);
+	a->pty_reading = want;
+}
+
+void approve_drain_agent(struct approvals *a)
+{
+	for (int i = 0; a->pty >= 0 && !a->prompted && i < 1024; i++) {
+		struct pollfd pf = { a->pty, POLLIN, 0 };
+		if (poll(&pf, 1, 0) <= 0)
+			break;
+		read_pty(a);
+	}
+}
+
+/* ---- messages ------------------------------------------------------------------------- */
+
+/*
+ * What "the same request" means for session memory: the rule and the
+ * subject, with an exec's program resolved (execvp(3) retries each PATH
+ * directory: /bin/git and /usr/bin/git are one request).
+ */
+static char *memory_key(const struct channel_msg *m)
+{
+	char *what = subject(m), *key = NULL, *real = NULL;
+	if (what && m->source == CHANNEL_SOURCE_EXEC && (real = realpath(m->program, NULL))) {
+		size_t skip = strlen("exec ") + strlen(m->program);
+		if (asprintf(&key, "%d\x1f" "exec %s%s", (int)m->rule, real, what + skip) < 0)
+			key = NULL;
+	} else if (what && asprintf(&key, "%d\x1f%s", (int)m->rule, what) < 0) {
+		key = NULL;
+	}
+	free(real);
+	free(what);
+	return key;
+}
+
+static void enqueue(struct approvals *a, struct pending p);
+
+/*
+ * Why a new ask of pid (len bytes) may not wait, or NULL when it may: the
+ * session's asks, one process's and their bytes are bounded, so a process
+ * that floods asks cannot grow the launcher without end nor crowd out the
+ * asks of others.
+ */
+static const char *over_bound(const struct approvals *a, pid_t pid, size_t len)
+{
+	size_t mine = 0;
+	for (size_t i = 0; i < a->nqueue; i++)
+		mine += a->queue[i].pid == pid;
+	if (mine >= APPROVE_MAX_ASKS_PER_PROCESS)
+		return "refused at once: this process already has " STR(APPROVE_MAX_ASKS_PER_PROCESS)
+		       " asks waiting (the bound per process)";
+	if (a->nqueue >= APPROVE_MAX_ASKS)
+		return "refused at once: " STR(APPROVE_MAX_ASKS) " asks already wait in this session "
+		       "(the bound per session)";
+	if (a->queue_bytes + len > APPROVE_MAX_ASK_BYTES)
+		return "refused at once: the waiting asks already hold the session's bound of bytes";
+	return NULL;
+}
+
+static void queue_ask(struct approvals *a, const struct client *c, pid_t pid, size_t len)
+{
+	struct pending p = { .fd = c->fd, .pid = pid, .since_ms = now_ms(), .len = len };
+	const char *why = over_bound(a, pid, len);
+	if (why) {
+		struct channel_msg m;
+		if (channel_decode(a->buf, len, &m) < 0)
+			return;
+		send_answer(c->fd, m.id, POLICY_DENY, CHANNEL_BY_DEFAULT, m.rule);
+		a->counts.asked++;
+		if (flood_admit(a->ask_flood, pid, now_ms()))
+			log_msg(a, &m, pid, POLICY_DENY, "default", 0, why);
+		else
+			a->counts.deny++; /* counted, summarised later */
+		return;
+	}
+	p.data = malloc(len);
+	if (!p.data || channel_decode(memcpy(p.data, a->buf, len), len, &p.m) < 0) {
+		free(p.data);
+		return;
+	}
+	a->queue_bytes += len;
+	enqueue(a, p);
+}
+
+int approve_ask_connect(struct approvals *a, const char *host, unsigned port, int32_t rule,
+			approve_done_fn done, void *arg)
+{
+	/* the same message a shim would send, so prompt, memory and log treat both alike */
+	struct channel_msg m = { .type = CHANNEL_ASK, .source = CHANNEL_SOURCE_CONNECT,
+				 .action = CHANNEL_ACTION_CONNECT, .decision = POLICY_ASK,
+				 .rule = rule, .host = host, .port = (uint16_t)port };
+	struct pending p = { .fd = -1, .done = done, .done_arg = arg, .pid = 0,
+			     .since_ms = now_ms() };
+	uint8_t buf[512];
+	int n = channel_encode(buf, sizeof buf, &m);
+	if (n < 0)
+		return n;
+	p.data = malloc((size_t)n);
+	if (!p.data)
+		return -ENOMEM;
+	memcpy(p.data, buf, (size_t)n);
+	if (channel_decode(p.data, (size_t)n, &p.m) < 0) {
+		free(p.data);
+		return -EINVAL;
+	}
+	p.len = (size_t)n;
+	a->queue_bytes += p.len;
+	enqueue(a, p);
+	return 0;
+}
+
+/* The command line of pid, spaces between arguments, cut to fit. */
+static void cmdline_of(pid_t pid, char *out, size_t cap)
+{
+	char path[64];
+	snprintf(path, sizeof path, "/proc/%d/cmdline", (int)pid);
+	out[0] = '\0';
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	ssize_t n = read(fd, out, cap - 1);
+	close(fd);
+	if (n <= 0)
+		return;
+	while (n > 0 && out[n - 1] == '\0')
+		n--;
+	for (ssize_t i = 0; i < n; i++)
+		if (out[i] == '\0' || out[i] == '\n')
+			out[i] = ' ';
+	out[n] = '\0';
+}
+
+/* Shows queue entry i to the control socket's clients. */
+static void publish(struct approvals *a, struct pending *p)
+{
+	char who[512], rule[1100];
+	const char *reason;
+	char *what = subject(&p->m);
+	if (p->done)
+		snprintf(who, sizeof who, "the sandbox's egress proxy");
+	else
+		cmdline_of(p->pid, who, sizeof who);
+	rule_text(a, p->m.rule, rule, sizeof rule, &reason);
+	long left = (long)a->opt.ask_timeout * 1000 - (long)(now_ms() - p->since_ms);
+	control_ask(a->opt.control, p->id, p->pid, who, what, rule[0] ? rule : NULL, reason,
+		    left < 0 ? 0 : left);
+	p->published = true;
+	free(what);
+}
+
+static bool someone_answers(const struct approvals *a)
+{
+	return (a->opt.mode == APPROVE_PROMPT && a->tty >= 0) ||
+	       (a->opt.control && control_attached(a->opt.control) > 0);
+}
+
+static void enqueue(struct approvals *a, struct pending p)
+{
+	p.key = memory_key(&p.m);
+	p.id = ++a->next_id;
+	a->counts.asked++;
+	a->queue = xrealloc(a->queue, (a->nqueue + 1) * sizeof *a->queue);
+	a->queue[a->nqueue++] = p;
+	size_t i = a->nqueue - 1;
+	const struct memory *mem = recall(a, p.key);
+	const struct recent *again = recent_answer(a, &a->queue[i]);
+	if (mem)
+		resolve(a, i, mem->decision, CHANNEL_BY_SESSION);
+	else if (again)
+		resolve(a, i, again->decision, CHANNEL_BY_SESSION);
+	else if (!someone_answers(a))
+		resolve(a, i, a->opt.default_allow ? POLICY_ALLOW : POLICY_DENY, CHANNEL_BY_DEFAULT);
+	else {
+		if (a->opt.control)
+			publish(a, &a->queue[i]);
+		show_prompt(a);
+	}
+}
+
+int approve_answer(struct approvals *a, uint64_t id, enum policy_decision d, bool remember_it)
+{
+	for (size_t i = 0; i < a->nqueue; i++) {
+		if (a->queue[i].id != id)
+			continue;
+		if (remember_it)
+			remember(a, a->queue[i].key, d);
+		if (a->prompted && i == 0 && a->tty >= 0)
+			dprintf(a->tty, "%s (answered elsewhere)\r\n",
+				d == POLICY_ALLOW ? "allowed" : "denied");
+		resolve(a, i, d, CHANNEL_BY_HUMAN);
+		apply_memory(a);
+		show_prompt(a);
+		return 0;
+	}
+	return -ENOENT;
+}
+
+void approve_attached(struct approvals *a)
+{
+	if (someone_answers(a))
+		return;
+	/* nobody is left to answer: what waits takes the headless rule */
+	while (a->nqueue)
+		resolve(a, 0, a->opt.default_allow ? POLICY_ALLOW : POLICY_DENY, CHANNEL_BY_DEFAULT);
+}
+
+static void drop_client(struct approvals *a, size_t idx)
+{
+	int fd = a->clients[idx].fd;
+	/* its asks can no longer be answered: forget them, unlogged ones included */
+	for (size_t i = 0; i < a->nqueue;) {
+		if (a->queue[i].fd == fd) {
+			if (a->queue[i].published)
+				control_answered(a->opt.control, a->queue[i].id, "deny", "default");
+			/* the asker is gone: the action did not happen, and the log says so */
+			if (!a->queue[i].done)
+				log_msg(a, &a->queue[i].m, a->queue[i].pid, POLICY_DENY, "default",
+					(long)(now_ms() - a->queue[i].since_ms),
+					"the asking process went away before an answer");
+			a->queue_bytes -= a->queue[i].len;
+			free(a->queue[i].data);
+			free(a->queue[i].key);
+			memmove(&a->queue[i], &a->queue[i + 1], (a->nqueue - i - 1) * sizeof *a->queue);
+			a->nqueue--;
+			if (i == 0)
+				a->prompted = false;
+		} else {
+			i++;
+		}
+	}
+	epoll_ctl(a->ep, EPOLL_CTL_DEL, fd, NULL);
+	close(fd);
+	a->clients[idx] = a->clients[--a->nclients];
+	show_prompt(a);
+}
+
+/*
+ * Paths a shim reports are canonical: absolute, no "." / ".." / "//"
+ * components, no trailing "/", and not through /proc/PID/{root,cwd} (the
+ * canonicaliser resolves those).  The one exception is text decided when
+ * canonicalising failed: an fd that is no file (/proc/self/fd/N of a pipe).
+ */
+static bool all_digits(const char *s)
+{
+	return s[0] && strspn(s, "0123456789") == strlen(s);
+}
+
+static bool shim_path(const char *p)
+{
+	if (p[0] != '/')
+		return false;
+	for (const char *c = p; *c == '/' && c[1];) {
+		const char *start = c + 1, *end = strchrnul(start, '/');
+		size_t len = (size_t)(end - start);
+		if (len == 0 || (len == 1 && start[0] == '.') ||
+		    (len == 2 && start[0] == '.' && start[1] == '.') || (!*end && end[-1] == '/'))
+			return false;
+		c = end;
+	}
+	if (p[1] && p[strlen(p) - 1] == '/')
+		return false;
+	if (strncmp(p, "/dev/fd/", 8) == 0)
+		return all_digits(p + 8);
+	if (strncmp(p, "/proc/self/", 11) == 0)
+		return strncmp(p + 11, "fd/", 3) == 0 && all_digits(p + 14);
+	if (strncmp(p, "/proc/thread-self/", 18) == 0)
+		return strncmp(p + 18, "fd/", 3) == 0 && all_digits(p + 21);
+	if (strncmp(p, "/proc/", 6) == 0 && p[6] >= '0' && p[6] <= '9') {
+		const char *rest = p + 6 + strspn(p + 6, "0123456789");
+		return !(strcmp(rest, "/root") == 0 || strncmp(rest, "/root/", 6) == 0 ||
+			 strcmp(rest, "/cwd") == 0 || strncmp(rest, "/cwd/", 5) == 0);
+	}
+	return true;
+}
+
+/* An exec decided on program and on its host and lexical canonical forms, the stricter. */
+static struct policy_verdict decide_program(const struct approvals *a, const char *program,
+					    const char *const *argv)
+{
+	struct policy_verdict v = policy_decide_exec(a->opt.img, program, argv);
+	char lex[4096], *real = realpath(program, NULL);
+	if (real && strcmp(real, program) != 0)
+		v = policy_verdict_stricter(v, policy_decide_exec(a->opt.img, real, argv));
+	if (canon_lexical("/", program, lex, sizeof lex) >= 0 && strcmp(lex, program) != 0)
+		v = policy_verdict_stricter(v, policy_decide_exec(a->opt.img, lex, argv));
+	/* the dynamic loader as a program: the shim decides the program it runs */
+	size_t i;
+	if (argv[0] && (loader_is(program) || (real && loader_is(real))) &&
+	    (i = loader_program(argv)) > 0)
+		v = policy_verdict_stricter(v, decide_program(a, argv[i], argv + i));
+	free(real);
+	return v;
+}
+
+/*
+ * What the policy says of the action a shim's event reports, decided here
+ * from the launcher's own image, with *why set when the report is one no
+ * shim sends (then the verdict is deny).  An exec is decided on the program
+ * as reported, as resolved on the host and lexically (the shim decides on
+ * the program as invoked and as resolved in the sandbox, which sees the
+ * host's system directories), and through the dynamic loader.
+ */
+static struct policy_verdict redecide(const struct approvals *a, const struct channel_msg *m,
+				      const char **why)
+{
+	static const struct policy_verdict bad = { POLICY_DENY, -1 };
+	*why = NULL;
+	switch (m->source) {
+	case CHANNEL_SOURCE_EXEC: {
+		if (m->program[0] != '/') {
+			*why = "a program path no shim reports (relative)";
+			return bad;
+		}
+		const char **argv = calloc((size_t)m->argc + 1, sizeof *argv);
+		if (!argv) {
+			*why = "out of memory";
+			return bad;
+		}
+		size_t n = 0;
+		struct channel_args it;
+		const char *arg;
+		channel_args_begin(m, &it);
+		while (n < m->argc && (arg = channel_args_next(&it, NULL)))
+			argv[n++] = arg;
+		struct policy_verdict v = decide_program(a, m->program, argv);
+		free(argv);
+		return v;
+	}
+	case CHANNEL_SOURCE_OPEN:
+		if (!shim_path(m->path)) {
+			*why = "a path no shim reports (not canonical)";
+			return bad;
+		}
+		return policy_decide_open(a->opt.img, m->path, m->action);
+	default:
+		return policy_decide_connect(a->opt.img, m->host, m->port);
+	}
+}
+
+/*
+ * A shim's event is the agent's own process speaking: anything inside the
+ * sandbox can send one.  It is logged as the policy decides the action it
+ * reports, never more permissive than that: a report of an allow the policy
+ * would not give is logged as the policy's decision, and says so (a forged
+ * report, or a bypassed shim).  A report whose arguments were cut to fit
+ * the channel is decided on what arrived, and says so.
+ */
+static void log_event(struct approvals *a, const struct channel_msg *m, pid_t pid)
+{
+	if (!a->opt.img) {
+		log_msg(a, m, pid, m->decision, "policy", -1, NULL);
+		return;
+	}
+	const char *why;
+	char msg[256];
+	struct policy_verdict v = redecide(a, m, &why);
+	bool cut = m->source == CHANNEL_SOURCE_EXEC &&
+		   ((m->flags & CHANNEL_F_TRUNCATED) || m->argc_total > m->argc);
+	if (v.decision <= m->decision) {
+		/* as reported, or the report is stricter than the policy (a symlinked program
+		   resolved inside the sandbox can be): the stricter one stands */
+		if (cut && m->decision == POLICY_ALLOW)
+			snprintf(msg, sizeof msg, "arguments cut to fit the channel: decided again on "
+				 "the first %u of %u", m->argc, m->argc_total);
+		log_msg(a, m, pid, m->decision, "policy", -1,
+			cut && m->decision == POLICY_ALLOW ? msg : NULL);
+		return;
+	}
+	struct channel_msg fixed = *m;
+	snprintf(msg, sizeof msg, "the shim reported %s, %s%s%s: a forged report from inside the "
+		 "sandbox, or a bypassed shim", policy_decision_name(m->decision),
+		 why ? why : "the policy says ", why ? "" : policy_decision_name(v.decision),
+		 why ? ", deny" : "");
+	fixed.decision = v.decision;
+	fixed.rule = v.rule;
+	log_msg(a, &fixed, pid, v.decision, "policy", -1, msg);
+}
+
+static void launcher_refusal(struct approvals *a, pid_t pid, const char *msg)
+{
+	struct audit_event ev = { .source = "launcher", .pid = pid, .decision = "deny",
+				  .response_time_ms = -1, .message = msg };
+	(void)audit_write(a->opt.log, &ev);
+}
+
+/* A bad message or a refused connection, logged and said at most FLOOD_BURST a second per peer. */
+static void malformed(struct approvals *a, pid_t pid, const char *why)
+{
+	char msg[256];
+	if (!flood_admit(a->bad_flood, pid, now_ms()))
+		return;
+	snprintf(msg, sizeof msg, "malformed message on the approval socket dropped: %s", why);
+	fprintf(stderr, "airlock: %s (pid %d)\n", msg, (int)pid);
+	launcher_refusal(a, pid, msg);
+}
+
+static void bad_summary(void *arg, pid_t pid, unsigned long n)
+{
+	char msg[200];
+	snprintf(msg, sizeof msg, "%lu more malformed message(s) or refused connection(s) on the "
+		 "approval socket%s, dropped unlogged", n, pid ? "" : " from processes no longer tracked");
+	fprintf(stderr, "airlock: %s (pid %d)\n", msg, (int)pid);
+	launcher_refusal(arg, pid, msg);
+}
+
+static void ask_summary(void *arg, pid_t pid, unsigned long n)
+{
+	char msg[200];
+	snprintf(msg, sizeof msg, "%lu more ask(s) refused at once for the bounds on waiting asks%s, "
+		 "not logged one by one", n, pid ? "" : " from processes no longer tracked");
+	launcher_refusal(arg, pid, msg);
+}
+
+/* Reads every queued datagram of client idx; false when it went away. */
+static bool serve_client(struct approvals *a, size_t idx)
+{
+	for (;;) {
+		struct client *c = &a->clients[idx];
+		struct channel_msg m;
+		struct ucred sender;
+		int r = channel_recv_from(c->fd, a->buf, sizeof a->buf, &m, &sender);
+		pid_t pid = sender.pid > 0 ? sender.pid : c->peer.pid;
+		if (r == -EAGAIN || r == -EWOULDBLOCK)
+			return true;
+		if (r == -EBADMSG || r == -EPROTO || r == -EMSGSIZE) {
+			malformed(a, pid, m.why ? m.why : strerror(-r));
+			continue;
+		}
+		if (r < 0)
+			return false;
+		if (m.type == CHANNEL_EVENT) {
+			log_event(a, &m, pid);
+		} else if (m.type == CHANNEL_ASK) {
+			queue_ask(a, c, pid, (size_t)r);
+		} else if (m.type != CHANNEL_HELLO) {
+			malformed(a, pid, "a shim may send only events, asks and hellos");
+		}
+	}
+}
+
+static void accept_all(struct approvals *a)
+{
+	for (;;) {
+		int fd = accept_shed(a->listen_fd, SOCK_CLOEXEC | SOCK_NONBLOCK);
+		if (fd < 0 && errno == ECONNABORTED) {
+			malformed(a, 0, "a connection was refused: the launcher is out of file descriptors");
+			continue;
+		}
+		if (fd < 0)
+			return;
+		struct client c = { .fd = fd };
+		if (a->nclients >= APPROVE_MAX_CLIENTS) {
+			/* the shim takes the closed connection as a refusal: fail closed */
+			close(fd);
+			malformed(a, 0, "a connection was refused: " STR(APPROVE_MAX_CLIENTS)
+					" processes are connected already (the bound per session)");
+			continue;
+		}
+		if (channel_peer(fd, &c.peer) < 0 || watch(a, fd) < 0) {
+			close(fd);
+			continue;
+		}
+		a->clients = xrealloc(a->clients, (a->nclients + 1) * sizeof *a->clients);
+		a->clients[a->nclients++] = c;
+	}
+}
+
+/* ---- the public part --------------------------------------------------------------------- */
+
+struct approvals *approve_new(int listen_fd, const struct approve_options *opt, char *err,
+			      size_t errlen)
+{
+	struct approvals *a = calloc(1, sizeof *a);
+	if (!a) {
+		snprintf(err, errlen, "out of memory");
+		return NULL;
+	}
+	a->opt = *opt;
+	a->listen_fd = listen_fd;
+	a->tty = -1;
+	a->pty = -1;
+	a->ep = epoll_create1(EPOLL_CLOEXEC);
+	a->bad_flood = flood_new(bad_summary, a);
+	a->ask_flood = flood_new(ask_summary, a);
+	(void)accept_reserve(); /* a shim's connection past the fd limit is refused, not left queued */
+	if (a->ep < 0 || !a->bad_flood || !a->ask_flood || watch(a, listen_fd) < 0) {
+		snprintf(err, errlen, "cannot watch the approval socket: %s", strerror(errno));
+		approve_free(a);
+		return NULL;
+	}
+	if (opt->mode == APPROVE_PROMPT) {
+		a->tty = open("/dev/tty", O_RDWR | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+		if (a->tty >= 0 && watch(a, a->tty) < 0) {
+			close(a->tty);
+			a->tty = -1;
+		}
+		if (a->tty >= 0 && opt->pty >= 0 && watch(a, opt->pty) == 0) {
+			a->pty = opt->pty;
+			a->pty_reading = true;
+		}
+	}
+	return a;
+}
+
+int approve_fd(const struct approvals *a)
+{
+	return a->ep;
+}
+
+int approve_timeout_ms(const struct approvals *a)
+{
+	if (a->nqueue == 0)
+		return -1;
+	/* the oldest waits longest: asks are queued in arrival order */
+	long long left = a->queue[0].since_ms + (long long)a->opt.ask_timeout * 1000 - now_ms();
+	return left < 0 ? 0 : left > 86400000 ? 86400000 : (int)left;
+}
+
+static void expire(struct approvals *a)
+{
+	long long limit = now_ms() - (long long)a->opt.ask_timeout * 1000;
+	bool any = false;
+	while (a->nqueue && a->queue[0].since_ms <= limit) {
+		resolve(a, 0, POLICY_DENY, CHANNEL_BY_TIMEOUT);
+		any = true;
+	}
+	if (any && a->tty >= 0)
+		dprintf(a->tty, "\r\nairlock: no answer within %u s: denied\r\n", a->opt.ask_timeout);
+	show_prompt(a);
+}
+
+int approve_dispatch(struct approvals *a)
+{
+	struct epoll_event evs[64];
+	int n = epoll_wait(a->ep, evs, 64, 0);
+	for (int i = 0; i < n; i++) {
+		int fd = evs[i].data.fd;
+		if (fd == a->listen_fd) {
+			accept_all(a);
+		} else if (fd == a->tty) {
+			read_tty(a);
+		} else if (fd == a->pty && a->pty >= 0) {
+			if (a->pty_reading)
+				read_pty(a);
+		} else {
+			for (size_t k = 0; k < a->nclients; k++)
+				if (a->clients[k].fd == fd) {
+					if (!serve_client(a, k))
+						drop_client(a, k);
+					break;
+				}
+		}
+	}
+	expire(a);
+	relay_interest(a);
+	flood_tick(a->bad_flood, now_ms());
+	flood_tick(a->ask_flood, now_ms());
+	return n > 0 ? n : 0;
+}
+
+void approve_counts(const struct approvals *a, struct approve_counts *out)
+{
+	*out = a->counts;
+	out->pending = a->nqueue;
+}
+
+void approve_end(struct approvals *a)
+{
+	if (a && a->prompted && a->tty >= 0)
+		dprintf(a->tty, "(the session ended: denied)\r\n");
+	while (a && a->nqueue)
+		resolve(a, 0, POLICY_DENY, CHANNEL_BY_DEFAULT);
+}
+
+void approve_free(struct approvals *a)
+{
+	if (!a)
+		return;
+	approve_end(a);
+	flood_free(a->bad_flood);
+	flood_free(a->ask_flood);
+	for (size_t i = 0; i < a->nclients; i++)
+		close(a->clients[i].fd);
+	for (size_t i = 0; i < a->nmem; i++)
+		free(a->mem[i].key);
+	for (size_t i = 0; i < RECENT; i++)
+		free(a->recent[i].key);
+	if (a->tty >= 0)
+		close(a->tty);
+	if (a->ep >= 0)
+		close(a->ep);
+	free(a->clients);
+	free(a->queue);
+	free(a->mem);
+	free(a);
+}

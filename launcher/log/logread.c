@@ -1,0 +1,497 @@
+/* logread.c — reading the audit log for `airlock log` and `airlock suggest`: lines, filters, terminal-safe text. */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "launcher/cli/launcher.h"
+#include "launcher/log/logread.h"
+#include "launcher/log/audit.h"
+
+/* A line longer than this is reported and skipped rather than buffered without end. */
+#define LOG_MAX_LINE (16u << 20)
+
+/* ---- fields ---------------------------------------------------------------------- */
+
+const char *logread_str(json_object *o, const char *key)
+{
+	json_object *v;
+	if (!json_object_object_get_ex(o, key, &v) || !json_object_is_type(v, json_type_string))
+		return NULL;
+	return json_object_get_string(v);
+}
+
+long long logread_num(json_object *o, const char *key)
+{
+	json_object *v;
+	if (!json_object_object_get_ex(o, key, &v) || !json_object_is_type(v, json_type_int))
+		return -1;
+	return (long long)json_object_get_int64(v);
+}
+
+int logread_time(const char *ts, long long *t, unsigned *ms)
+{
+	struct tm tm = { 0 };
+	unsigned m = 0;
+	const char *rest = ts ? strptime(ts, "%Y-%m-%dT%H:%M:%S", &tm) : NULL;
+	if (rest && rest[0] == '.' && sscanf(rest, ".%3u", &m) != 1)
+		rest = NULL;
+	time_t v = rest ? timegm(&tm) : (time_t)-1;
+	if (v == (time_t)-1)
+		return -1;
+	*t = (long long)v;
+	*ms = m % 1000;
+	return 0;
+}
+
+int logread_start_field(const char *message, const char *key, char *out, size_t cap)
+{
+	static const char start[] = "session started: ";
+	const char *p;
+	size_t klen = strlen(key);
+	if (!message || strncmp(message, start, sizeof start - 1) != 0)
+		return -1;
+	if (strcmp(key, "session started") == 0)
+		p = message + sizeof start - 1;
+	else {
+		/* "; KEY VALUE": the first one after the program */
+		p = message;
+		while ((p = strstr(p, "; ")) != NULL) {
+			p += 2;
+			if (strncmp(p, key, klen) == 0 && p[klen] == ' ') {
+				p += klen + 1;
+				break;
+			}
+		}
+		if (!p)
+			return -1;
+	}
+	const char *end = strstr(p, "; ");
+	size_t n = end ? (size_t)(end - p) : strlen(p);
+	if (strcmp(key, "session started") == 0 && strncmp(p, "policy ", 7) == 0)
+		return -1; /* no program named: the message starts with the policy */
+	if (n >= cap)
+		return -1;
+	memcpy(out, p, n);
+	out[n] = '\0';
+	return 0;
+}
+
+/* ---- filters --------------------------------------------------------------------- */
+
+bool logread_matches(json_object *ev, const struct logread_filter *a)
+{
+	const char *s;
+	if (!a)
+		return true;
+	if (a->session &&
+	    (!(s = logread_str(ev, "session_id")) || strncmp(s, a->session, strlen(a->session)) != 0))
+		return false;
+	if (a->decision && strcmp(a->decision, "ask") == 0) {
+		/* an ask is logged with its outcome; who answered says it was asked */
+		if (!(s = logread_str(ev, "decided_by")) || strcmp(s, "policy") == 0)
+			return false;
+	} else if (a->decision &&
+		   (!(s = logread_str(ev, "decision")) || strcmp(s, a->decision) != 0)) {
+		return false;
+	}
+	if (a->source && (!(s = logread_str(ev, "source")) || strcmp(s, a->source) != 0))
+		return false;
+	return true;
+}
+
+/* ---- reading --------------------------------------------------------------------- */
+
+int logread_open(const char *file, const char *cmd, char *path, size_t cap)
+{
+	int r;
+	if (file && strcmp(file, "-") == 0) {
+		snprintf(path, cap, "<stdin>");
+		return STDIN_FILENO;
+	}
+	if (file)
+		snprintf(path, cap, "%s", file);
+	else if ((r = audit_default_path(path, cap, time(NULL))) < 0) {
+		airlock_err("%s: cannot find today's log: %s (set HOME or XDG_STATE_HOME)", cmd,
+			    strerror(-r));
+		return -1;
+	}
+	/*
+	 * A log is a regular file or a pipe.  `airlock log <(zcat old.jsonl.gz)`
+	 * names /dev/fd/N, a pipe, and a FIFO is read as cat(1) reads one: to
+	 * its writer's end, waiting for a writer as open(2) does (fifo(7)); the
+	 * reader named it, and an interrupt ends the wait.  A directory or a
+	 * device is refused unread: /dev/zero would never end, /dev/tty would
+	 * wait for typing (`-` reads standard input).  The open does not block
+	 * (O_NONBLOCK: a FIFO's or a device's open may), and the opened file is
+	 * what is checked (fstat(2)), not the name.
+	 */
+	struct stat st;
+	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY), fl;
+	if (fd < 0 || fstat(fd, &st) != 0) {
+		airlock_err("%s: cannot open %s: %s", cmd, path, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	if (!S_ISREG(st.st_mode) && !S_ISFIFO(st.st_mode)) {
+		airlock_err("%s: %s: not a regular file (%s): a log must be a regular file or a pipe",
+			    cmd, path,
+			    S_ISDIR(st.st_mode)    ? "a directory"
+			    : S_ISSOCK(st.st_mode) ? "a socket"
+						   : "a device");
+		close(fd);
+		return -1;
+	}
+	if ((fl = fcntl(fd, F_GETFL)) < 0 || fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) < 0) {
+		airlock_err("%s: cannot read %s: %s", cmd, path, strerror(errno));
+		close(fd);
+		return -1;
+	}
+	if (S_ISFIFO(st.st_mode)) {
+		/*
+		 * Opened before any writer, a FIFO reads as empty at once.  Wait
+		 * for one instead, as a blocking open would: on Linux poll(2)
+		 * gives POLLIN once data is there and POLLHUP once a writer came
+		 * and went (none since the open: not yet), whichever is first.
+		 * A pipe whose writer is gone gives POLLHUP at once.
+		 */
+		struct pollfd p = { .fd = fd, .events = POLLIN };
+		while (poll(&p, 1, -1) < 0 && errno == EINTR)
+			;
+	}
+	return fd;
+}
+
+int logread_init(struct logread *r, int fd, const char *name, const char *cmd,
+		 const struct logread_filter *filter, logread_event_fn fn, void *ctx)
+{
+	*r = (struct logread){ .fd = fd, .name = name, .cmd = cmd, .filter = filter, .fn = fn,
+			       .ctx = ctx };
+	r->tok = json_tokener_new();
+	if (!r->tok)
+		return -ENOMEM;
+	/* RFC 8259 JSON only, as jq reads it: no comments, no invalid UTF-8 */
+	json_tokener_set_flags(r->tok, JSON_TOKENER_STRICT | JSON_TOKENER_VALIDATE_UTF8);
+	return 0;
+}
+
+void logread_free(struct logread *r)
+{
+	if (r->tok)
+		json_tokener_free(r->tok);
+	free(r->buf);
+	if (r->fd >= 0 && r->fd != STDIN_FILENO)
+		close(r->fd);
+	r->tok = NULL;
+	r->buf = NULL;
+	r->fd = -1;
+}
+
+/* Parses one whole line as one JSON object (RFC 8259, UTF-8 checked), or NULL. */
+static json_object *parse_line(json_tokener *tok, const char *line, size_t len)
+{
+	json_tokener_reset(tok);
+	json_object *o = json_tokener_parse_ex(tok, line, (int)len);
+	if (!o)
+		return NULL;
+	size_t end = json_tokener_get_parse_end(tok);
+	while (end < len && strchr(" \t\r", line[end]))
+		end++;
+	if (end < len || !json_object_is_type(o, json_type_object)) {
+		json_object_put(o);
+		return NULL;
+	}
+	return o;
+}
+
+/*
+ * What makes an object no event: every event the launcher writes has a
+ * session_id and an RFC 3339 timestamp, both strings.  NULL when it has them;
+ * else a phrase for "NAME:LINE: PHRASE, skipped".  Such a line would print
+ * with placeholders ("??:??:??", "session -") rather than what happened.
+ */
+static const char *event_flaw(json_object *ev)
+{
+	json_object *v;
+	long long t;
+	unsigned ms;
+	if (!json_object_object_get_ex(ev, "timestamp", &v))
+		return "no 'timestamp'";
+	if (!json_object_is_type(v, json_type_string))
+		return "'timestamp' is not a string";
+	if (logread_time(json_object_get_string(v), &t, &ms) < 0)
+		return "'timestamp' is not an RFC 3339 time";
+	if (!json_object_object_get_ex(ev, "session_id", &v))
+		return "no 'session_id'";
+	if (!json_object_is_type(v, json_type_string))
+		return "'session_id' is not a string";
+	return NULL;
+}
+
+/* Handles one line (without its '\n'): skips blank ones, warns about bad ones, hands out the rest. */
+static void handle_line(struct logread *r, const char *line, size_t len)
+{
+	r->lineno++;
+	if (len == strspn(line, " \t\r"))
+		return;
+	if (len > INT_MAX) {
+		r->malformed++;
+		airlock_err("%s: %s:%lu: line too long, skipped", r->cmd, r->name, r->lineno);
+		return;
+	}
+	json_object *ev = parse_line(r->tok, line, len);
+	if (!ev) {
+		r->malformed++;
+		airlock_err("%s: %s:%lu: not a JSON object, skipped", r->cmd, r->name, r->lineno);
+		return;
+	}
+	const char *wrong = event_flaw(ev);
+	if (wrong) {
+		r->malformed++;
+		airlock_err("%s: %s:%lu: %s, skipped", r->cmd, r->name, r->lineno, wrong);
+	} else if (logread_matches(ev, r->filter))
+		r->fn(r->ctx, ev, line, len, r->lineno);
+	json_object_put(ev);
+}
+
+/* Hands out each whole line in the buffer and keeps the partial last one. */
+static void handle_lines(struct logread *r)
+{
+	size_t start = 0;
+	char *nl;
+	while ((nl = memchr(r->buf + start, '\n', r->len - start)) != NULL) {
+		size_t end = (size_t)(nl - r->buf);
+		if (r->skipping)
+			r->skipping = false, r->lineno++;
+		else
+			handle_line(r, r->buf + start, end - start);
+		start = end + 1;
+	}
+	memmove(r->buf, r->buf + start, r->len - start);
+	r->len -= start;
+	if (r->len > LOG_MAX_LINE) {
+		/* never a line the launcher wrote: drop it up to its end */
+		if (!r->skipping) {
+			r->malformed++;
+			airlock_err("%s: %s:%lu: line longer than %u bytes, skipped", r->cmd, r->name,
+				    r->lineno + 1, LOG_MAX_LINE);
+		}
+		r->skipping = true;
+		r->len = 0;
+	}
+}
+
+int logread_available(struct logread *r)
+{
+	for (;;) {
+		if (r->cap - r->len < 65536) {
+			char *p = realloc(r->buf, r->cap + 65536);
+			if (!p)
+				return -ENOMEM;
+			r->buf = p;
+			r->cap += 65536;
+		}
+		ssize_t n = read(r->fd, r->buf + r->len, r->cap - r->len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return errno == EAGAIN ? 0 : -errno;
+		if (n == 0)
+			return 0;
+		r->len += (size_t)n;
+		handle_lines(r);
+	}
+}
+
+void logread_finish(struct logread *r)
+{
+	if (r->len > 0 && !r->skipping)
+		handle_line(r, r->buf, r->len);
+	r->len = 0;
+}
+
+void logread_check_truncated(struct logread *r)
+{
+	struct stat st;
+	off_t pos = lseek(r->fd, 0, SEEK_CUR);
+	if (pos < 0 || fstat(r->fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size >= pos)
+		return;
+	airlock_err("%s: %s was truncated; reading it from the start", r->cmd, r->name);
+	lseek(r->fd, 0, SEEK_SET);
+	r->len = 0;
+	r->lineno = 0;
+	r->skipping = false;
+}
+
+int logread_file(const char *file, const char *cmd, const struct logread_filter *filter,
+		 logread_event_fn fn, void *ctx, char *path, size_t cap)
+{
+	struct logread rd;
+	int fd = logread_open(file, cmd, path, cap), r;
+	if (fd < 0)
+		return -1;
+	if (logread_init(&rd, fd, path, cmd, filter, fn, ctx) < 0) {
+		airlock_err("%s: out of memory", cmd);
+		logread_free(&rd);
+		return -1;
+	}
+	if ((r = logread_available(&rd)) < 0)
+		airlock_err("%s: cannot read %s: %s", cmd, path, strerror(-r));
+	else
+		logread_finish(&rd);
+	logread_free(&rd);
+	return r < 0 ? -1 : 0;
+}
+
+/* ---- text for a terminal --------------------------------------------------------- */
+
+/*
+ * Length of a sequence at s a terminal would act on rather than show: C0
+ * controls and DEL, C1 controls (U+0080-U+009F, which some terminals obey
+ * as CSI and friends) and the bidi controls that reorder what is shown
+ * (CVE-2021-42574).  0 when s starts none.  The log holds what an agent
+ * chose to run; printing it must not let it drive the reader's terminal.
+ */
+static size_t unsafe_len(const unsigned char *s)
+{
+	if (s[0] < 0x20 || s[0] == 0x7f)
+		return 1;
+	if (s[0] == 0xC2 && s[1] >= 0x80 && s[1] <= 0x9F)
+		return 2;
+	if (s[0] == 0xE2 && s[1] == 0x80 &&
+	    ((s[2] >= 0xAA && s[2] <= 0xAE) || s[2] == 0x8E || s[2] == 0x8F))
+		return 3; /* LRE..RLO, LRM, RLM */
+	if (s[0] == 0xE2 && s[1] == 0x81 && s[2] >= 0xA6 && s[2] <= 0xA9)
+		return 3; /* LRI..PDI */
+	return 0;
+}
+
+/* Writes the n unsafe bytes at s as \n, \t, \r or \xNN (both shell $'...' and readable). */
+static void put_escaped(FILE *f, const unsigned char *s, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		if (s[i] == '\n')
+			fputs("\\n", f);
+		else if (s[i] == '\t')
+			fputs("\\t", f);
+		else if (s[i] == '\r')
+			fputs("\\r", f);
+		else
+			fprintf(f, "\\x%02x", s[i]);
+	}
+}
+
+void logread_put_text(FILE *f, const char *s)
+{
+	const unsigned char *u = (const unsigned char *)s;
+	while (*u) {
+		size_t n = unsafe_len(u);
+		if (n)
+			put_escaped(f, u, n);
+		else
+			fputc(*u, f);
+		u += n ? n : 1;
+	}
+}
+
+static bool has_unsafe(const char *s)
+{
+	for (const unsigned char *u = (const unsigned char *)s; *u; u++)
+		if (unsafe_len(u))
+			return true;
+	return false;
+}
+
+/* True when s reads the same to sh without quotes. */
+static bool plain_word(const char *s)
+{
+	if (!*s)
+		return false;
+	for (; *s; s++)
+		if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') ||
+		      (*s >= '0' && *s <= '9') || strchr("_@%+=:,./-", *s)))
+			return false;
+	return true;
+}
+
+void logread_put_word(FILE *f, const char *s)
+{
+	if (plain_word(s)) {
+		fputs(s, f);
+		return;
+	}
+	if (!has_unsafe(s)) {
+		fputc('\'', f);
+		for (; *s; s++)
+			if (*s == '\'')
+				fputs("'\\''", f);
+			else
+				fputc(*s, f);
+		fputc('\'', f);
+		return;
+	}
+	fputs("$'", f);
+	for (const unsigned char *u = (const unsigned char *)s; *u;) {
+		size_t n = unsafe_len(u);
+		if (n)
+			put_escaped(f, u, n);
+		else if (*u == '\'' || *u == '\\')
+			fprintf(f, "\\%c", *u);
+		else
+			fputc(*u, f);
+		u += n ? n : 1;
+	}
+	fputc('\'', f);
+}
+
+void logread_put_time(FILE *f, const char *ts, bool with_date)
+{
+	struct tm local;
+	long long t;
+	unsigned ms;
+	time_t tt;
+	if (logread_time(ts, &t, &ms) < 0 || (tt = (time_t)t, !localtime_r(&tt, &local))) {
+		fputs(with_date ? "\?\?\?\?-\?\?-\?\? \?\?:\?\?:\?\?.\?\?\?" : "\?\?:\?\?:\?\?.\?\?\?", f);
+		return;
+	}
+	if (with_date)
+		fprintf(f, "%04d-%02d-%02d ", local.tm_year + 1900, local.tm_mon + 1, local.tm_mday);
+	fprintf(f, "%02d:%02d:%02d.%03u", local.tm_hour, local.tm_min, local.tm_sec, ms);
+}
+
+void logread_put_what(FILE *f, json_object *ev)
+{
+	const char *s;
+	json_object *args;
+	if ((s = logread_str(ev, "command"))) {
+		fputs("exec ", f);
+		logread_put_word(f, s);
+		if (json_object_object_get_ex(ev, "args", &args) &&
+		    json_object_is_type(args, json_type_array))
+			for (size_t i = 0; i < json_object_array_length(args); i++) {
+				const char *a = json_object_get_string(json_object_array_get_idx(args, i));
+				fputc(' ', f);
+				logread_put_word(f, a ? a : "");
+			}
+		if (json_object_object_get_ex(ev, "truncated", &args) && json_object_get_boolean(args))
+			fputs(" ...(truncated)", f);
+	} else if ((s = logread_str(ev, "file"))) {
+		logread_put_text(f, logread_str(ev, "action") ? logread_str(ev, "action") : "open");
+		fputc(' ', f);
+		logread_put_word(f, s);
+	} else if ((s = logread_str(ev, "network_dst"))) {
+		fputs("connect ", f);
+		logread_put_text(f, s);
+	} else if ((s = logread_str(ev, "message")))
+		logread_put_text(f, s);
+	else
+		fputc('-', f);
+}

@@ -1,0 +1,935 @@
+/* sandbox.c — the bubblewrap command line: typed setup operations appended by small builders, rendered to argv in one pass. */
+#include <dirent.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "launcher/sandbox/sandbox.h"
+#include "launcher/sandbox/session.h"
+
+/*
+ * Layout of the command line, in this order (bwrap applies mounts in order,
+ * a later one on top of an earlier one):
+ *
+ *   namespaces and flags   --die-with-parent --new-session --unshare-pid/ipc/uts
+ *                          --unshare-cgroup-try [--unshare-user] --cap-drop ALL
+ *                          [--unshare-net]
+ *   readable tree          --ro-bind P P per existing sandbox.read path, or
+ *                          --ro-bind / / when sandbox.read is empty
+ *   writable tree          --bind W W: the workspace, each existing sandbox.write path
+ *   the sandbox's own      --dev /dev --proc /proc --tmpfs /tmp --tmpfs /run
+ *                          --ro-bind SESSION_DIR /run/airlock
+ *                          [--ro-bind SHIM /run/airlock/airlock-preload.so]
+ *   late binds             read / write paths strictly inside /dev, /proc, /tmp
+ *                          or /run (e.g. a workspace in /tmp), so the private
+ *                          mounts above do not hide them
+ *   protections            --ro-bind P P over existing, writable policy file,
+ *                          .airlock, .git/hooks, .git/config, editor and agent
+ *                          config dirs, shell rc files
+ *   masks                  /dev/null or a read-only empty tmpfs over what
+ *                          deny-read rules and the mandatory list name; last, so
+ *                          nothing re-exposes them
+ *   process                [--seccomp FD] --clearenv --setenv... --chdir CWD
+ *                          -- PROGRAM ARGV[1..]
+ *
+ * A read or write path above /dev, /proc, /tmp or /run ("/") goes before the
+ * sandbox's own mounts, which then cover that part of it; one equal to them is
+ * dropped: /tmp is always private, even with `write: ["/tmp"]` (the default
+ * policy's).  A path already readable (or writable) through an earlier bind
+ * gets no second mount.
+ */
+
+/* The bounded mask walk: entries examined in all, and directory depth below a root. */
+#define WALK_MAX_ENTRIES 20000u
+#define WALK_MAX_DEPTH 12u
+
+enum sandbox_op_kind {
+	SANDBOX_OP_DIE_WITH_PARENT,
+	SANDBOX_OP_NEW_SESSION,
+	SANDBOX_OP_UNSHARE_PID,
+	SANDBOX_OP_UNSHARE_IPC,
+	SANDBOX_OP_UNSHARE_UTS,
+	SANDBOX_OP_UNSHARE_CGROUP_TRY,
+	SANDBOX_OP_UNSHARE_USER,
+	SANDBOX_OP_UNSHARE_NET,
+	SANDBOX_OP_CAP_DROP,    /* a: capability ("ALL") */
+	SANDBOX_OP_RO_BIND,     /* a: host source, b: destination */
+	SANDBOX_OP_BIND,        /* a: host source, b: destination (read-write) */
+	SANDBOX_OP_RO_BIND_TRY, /* a: host source (may be absent), b: destination */
+	SANDBOX_OP_SYMLINK,     /* a: link text, b: where the link is created */
+	SANDBOX_OP_DEV,         /* a: destination */
+	SANDBOX_OP_PROC,        /* a: destination */
+	SANDBOX_OP_TMPFS,       /* a: destination */
+	SANDBOX_OP_MASK_FILE,   /* a: path: /dev/null bound read-only over it */
+	SANDBOX_OP_MASK_DIR,    /* a: path: an empty tmpfs over it, remounted read-only */
+	SANDBOX_OP_DIR,         /* a: directory to create */
+	SANDBOX_OP_SECCOMP,     /* a: fd number, decimal */
+	SANDBOX_OP_CLEARENV,
+	SANDBOX_OP_SETENV,      /* a: name, b: value */
+	SANDBOX_OP_CHDIR,       /* a: directory */
+	SANDBOX_OP_RO_BIND_DATA, /* a: fd, b: destination file */
+	SANDBOX_OP_MAX
+};
+
+/* How a kind renders: its bwrap option and how many of a, b follow it. */
+static const struct {
+	const char *option;
+	unsigned nargs;
+} op_syntax[SANDBOX_OP_MAX] = {
+	[SANDBOX_OP_DIE_WITH_PARENT] = { "--die-with-parent", 0 },
+	[SANDBOX_OP_NEW_SESSION] = { "--new-session", 0 },
+	[SANDBOX_OP_UNSHARE_PID] = { "--unshare-pid", 0 },
+	[SANDBOX_OP_UNSHARE_IPC] = { "--unshare-ipc", 0 },
+	[SANDBOX_OP_UNSHARE_UTS] = { "--unshare-uts", 0 },
+	[SANDBOX_OP_UNSHARE_CGROUP_TRY] = { "--unshare-cgroup-try", 0 },
+	[SANDBOX_OP_UNSHARE_USER] = { "--unshare-user", 0 },
+	[SANDBOX_OP_UNSHARE_NET] = { "--unshare-net", 0 },
+	[SANDBOX_OP_CAP_DROP] = { "--cap-drop", 1 },
+	[SANDBOX_OP_RO_BIND] = { "--ro-bind", 2 },
+	[SANDBOX_OP_BIND] = { "--bind", 2 },
+	[SANDBOX_OP_RO_BIND_TRY] = { "--ro-bind-try", 2 },
+	[SANDBOX_OP_SYMLINK] = { "--symlink", 2 },
+	[SANDBOX_OP_DEV] = { "--dev", 1 },
+	[SANDBOX_OP_PROC] = { "--proc", 1 },
+	[SANDBOX_OP_TMPFS] = { "--tmpfs", 1 },
+	[SANDBOX_OP_MASK_FILE] = { "--ro-bind", 1 }, /* + "/dev/null" before a */
+	[SANDBOX_OP_MASK_DIR] = { "--tmpfs", 1 },    /* + "--remount-ro" a after */
+	[SANDBOX_OP_DIR] = { "--dir", 1 },
+	[SANDBOX_OP_SECCOMP] = { "--seccomp", 1 },
+	[SANDBOX_OP_CLEARENV] = { "--clearenv", 0 },
+	[SANDBOX_OP_SETENV] = { "--setenv", 2 },
+	[SANDBOX_OP_CHDIR] = { "--chdir", 1 },
+	[SANDBOX_OP_RO_BIND_DATA] = { "--ro-bind-data", 2 },
+};
+
+/* One setup operation.  Strings owned. */
+struct sandbox_op {
+	enum sandbox_op_kind kind;
+	char *a;
+	char *b;
+};
+
+/* The operations built so far and where errors go. */
+struct builder {
+	const struct sandbox_config *cfg;
+	struct sandbox_report *rep;
+	struct sandbox_op *ops; /* owned */
+	size_t nops, cap;
+	char *err;
+	size_t errlen;
+};
+
+/* The mandatory mask list, relative to home: credential stores, whatever the policy says. */
+static const char *const mandatory_masks[] = {
+	".ssh",		  ".aws",	      ".gnupg",		".config/gh",
+	".netrc",	  ".docker/config.json", ".kube",	".git-credentials",
+	".config/gcloud", ".azure",	      ".npmrc",		".pypirc",
+};
+
+/* Read-only inside whatever the policy says: relative to the workspace. */
+static const char *const workspace_protections[] = {
+	".airlock", ".git/hooks", ".git/config", ".vscode", ".idea", ".claude",
+};
+
+/* Read-only inside whatever the policy says: relative to home (matters only when home is writable). */
+static const char *const home_protections[] = {
+	".bashrc", ".bash_profile", ".bash_login", ".profile", ".zshrc", ".zshenv", ".zprofile",
+};
+
+/* Merged-/usr links recreated when sandbox.read lists where they point (e.g. /lib64 -> usr/lib64). */
+static const char *const usr_links[] = { "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32" };
+
+/* The sandbox's own mount points: paths strictly inside them are bound after them. */
+static const char *const own_mounts[] = { "/dev", "/proc", "/tmp", "/run" };
+
+#define NELEM(a) (sizeof(a) / sizeof((a)[0]))
+
+static int fail(struct builder *b, int e, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+/* Stores a message in the caller's buffer and returns e (a -errno). */
+static int fail(struct builder *b, int e, const char *fmt, ...)
+{
+	va_list ap;
+	if (b->err && b->errlen) {
+		va_start(ap, fmt);
+		vsnprintf(b->err, b->errlen, fmt, ap);
+		va_end(ap);
+	}
+	return e;
+}
+
+/* ---- the operation list ------------------------------------------------------ */
+
+static int op_add(struct builder *b, enum sandbox_op_kind kind, const char *a, const char *bb)
+{
+	if (b->nops == b->cap) {
+		size_t ncap = b->cap ? b->cap * 2 : 64;
+		struct sandbox_op *n = realloc(b->ops, ncap * sizeof *n);
+		if (!n)
+			return fail(b, -ENOMEM, "sandbox: out of memory");
+		b->ops = n;
+		b->cap = ncap;
+	}
+	struct sandbox_op *op = &b->ops[b->nops];
+	op->kind = kind;
+	op->a = a ? strdup(a) : NULL;
+	op->b = bb ? strdup(bb) : NULL;
+	if ((a && !op->a) || (bb && !op->b)) {
+		free(op->a);
+		free(op->b);
+		return fail(b, -ENOMEM, "sandbox: out of memory");
+	}
+	b->nops++;
+	return 0;
+}
+
+static void ops_free(struct builder *b)
+{
+	for (size_t i = 0; i < b->nops; i++) {
+		free(b->ops[i].a);
+		free(b->ops[i].b);
+	}
+	free(b->ops);
+	b->ops = NULL;
+	b->nops = b->cap = 0;
+}
+
+/* ---- paths ------------------------------------------------------------------- */
+
+/* True when path is dir or inside it (both canonical). */
+static bool path_within(const char *path, const char *dir)
+{
+	size_t n = strlen(dir);
+	if (n == 1 && dir[0] == '/')
+		return true;
+	return strncmp(path, dir, n) == 0 && (path[n] == '/' || path[n] == '\0');
+}
+
+/* The destination a mount operation covers, or NULL for operations that mount nothing. */
+static const char *op_mount_dest(const struct sandbox_op *op)
+{
+	switch (op->kind) {
+	case SANDBOX_OP_RO_BIND:
+	case SANDBOX_OP_BIND:
+	case SANDBOX_OP_RO_BIND_TRY:
+		return op->b;
+	case SANDBOX_OP_DEV:
+	case SANDBOX_OP_PROC:
+	case SANDBOX_OP_TMPFS:
+	case SANDBOX_OP_MASK_FILE:
+	case SANDBOX_OP_MASK_DIR:
+		return op->a;
+	default:
+		return NULL;
+	}
+}
+
+/*
+ * The operation whose mount decides what path shows inside the sandbox so
+ * far: the last one whose destination is path or above it.  NULL: only
+ * bwrap's empty root is there.
+ */
+static const struct sandbox_op *top_mount(const struct builder *b, const char *path)
+{
+	for (size_t i = b->nops; i-- > 0;) {
+		const char *dest = op_mount_dest(&b->ops[i]);
+		if (dest && path_within(path, dest))
+			return &b->ops[i];
+	}
+	return NULL;
+}
+
+/* True when the host's path shows inside the sandbox (a bind is on top of it). */
+static bool host_visible(const struct builder *b, const char *path)
+{
+	const struct sandbox_op *op = top_mount(b, path);
+	return op && (op->kind == SANDBOX_OP_RO_BIND || op->kind == SANDBOX_OP_BIND ||
+		      op->kind == SANDBOX_OP_RO_BIND_TRY);
+}
+
+/* True when the host's path is writable inside the sandbox (a read-write bind is on top). */
+static bool host_writable(const struct builder *b, const char *path)
+{
+	const struct sandbox_op *op = top_mount(b, path);
+	return op && op->kind == SANDBOX_OP_BIND;
+}
+
+/* True when path is one of the sandbox's own mount points: binding it would be covered at once. */
+static bool is_own_mount(const char *path)
+{
+	for (size_t i = 0; i < NELEM(own_mounts); i++)
+		if (strcmp(path, own_mounts[i]) == 0)
+			return true;
+	return false;
+}
+
+/* True when path lies strictly inside one of the sandbox's own mounts (/tmp/x, not /tmp). */
+static bool inside_own_mount(const char *path)
+{
+	for (size_t i = 0; i < NELEM(own_mounts); i++)
+		if (path_within(path, own_mounts[i]) && strcmp(path, own_mounts[i]) != 0)
+			return true;
+	return false;
+}
+
+/*
+ * Expands a sandbox.read / sandbox.write entry as written: "~" and "~/x"
+ * against home, "/x" as is, "." / "./x" and other relative paths against the
+ * workspace (as policy_compile() expands file rules).  0 or -EINVAL /
+ * -ENAMETOOLONG with a message.
+ */
+static int path_expand(struct builder *b, const char *key, const char *raw, char *out, size_t cap)
+{
+	const struct sandbox_config *cfg = b->cfg;
+	const char *base = "", *rest = raw;
+	if (raw[0] == '~') {
+		if (raw[1] != '\0' && raw[1] != '/')
+			return fail(b, -EINVAL, "sandbox.%s: '%s': only '~' and '~/' are understood", key,
+				    raw);
+		base = cfg->home;
+		rest = raw + 1;
+	} else if (raw[0] != '/') {
+		base = cfg->workspace;
+		rest = raw[0] == '.' && (raw[1] == '/' || raw[1] == '\0') ? raw + 1 : raw;
+	}
+	const char *sep = rest[0] && rest[0] != '/' ? "/" : "";
+	int n = snprintf(out, cap, "%s%s%s", base, sep, rest);
+	if (n < 0 || (size_t)n >= cap)
+		return fail(b, -ENAMETOOLONG, "sandbox.%s: '%s' is too long", key, raw);
+	return 0;
+}
+
+/*
+ * Canonical form of an expanded path that exists: 1 when found (in canon,
+ * PATH_MAX bytes), 0 when it does not exist or cannot be resolved (a path
+ * left out only takes access away, so that is safe to skip).
+ */
+static int path_existing(const char *path, char *canon)
+{
+	return realpath(path, canon) ? 1 : 0;
+}
+
+/* A read or write path inside the session mount would pierce it (it is bound after it): refused. */
+static int check_not_session(struct builder *b, const char *key, const char *canon)
+{
+	if (path_within(canon, RUN_SANDBOX_DIR))
+		return fail(b, -EINVAL,
+			    "sandbox.%s: '%s' is inside %s, airlock's session directory; remove it",
+			    key, canon, RUN_SANDBOX_DIR);
+	return 0;
+}
+
+/* True when a --symlink already creates dest. */
+static bool has_symlink(const struct builder *b, const char *dest)
+{
+	for (size_t i = 0; i < b->nops; i++)
+		if (b->ops[i].kind == SANDBOX_OP_SYMLINK && strcmp(b->ops[i].b, dest) == 0)
+			return true;
+	return false;
+}
+
+/* ---- namespaces and flags ----------------------------------------------------- */
+
+static bool policy_has_network_rules(const struct policy *p)
+{
+	for (size_t i = 0; i < p->nrules; i++)
+		if (p->rules[i].kind == POLICY_RULE_NETWORK)
+			return true;
+	return false;
+}
+
+/*
+ * Namespaces: pid, ipc, uts, cgroup (when the kernel has it) always; user
+ * when not root (bwrap is not setuid on Debian); net for network: none, and
+ * for proxy unless the launcher already made the sandbox's own network
+ * namespace (cfg->netns: bwrap then runs inside it and must not leave it).
+ * --cap-drop ALL matters as root; unprivileged bwrap accepts it too (the
+ * user namespace gives the sandbox no capabilities anyway).
+ */
+static int namespaces_add(struct builder *b)
+{
+	static const enum sandbox_op_kind always[] = {
+		SANDBOX_OP_UNSHARE_PID, SANDBOX_OP_UNSHARE_IPC, SANDBOX_OP_UNSHARE_UTS,
+		SANDBOX_OP_UNSHARE_CGROUP_TRY,
+	};
+	int r = op_add(b, SANDBOX_OP_DIE_WITH_PARENT, NULL, NULL);
+	/*
+	 * --new-session: no controlling terminal the agent could push input into
+	 * (TIOCSTI; the seccomp filter refuses it too).  On a terminal airlock
+	 * owns (the TUI's), the agent keeps it as its controlling terminal, so
+	 * Ctrl-C typed into the output panel reaches it as SIGINT.
+	 */
+	if (!r && !b->cfg->own_tty)
+		r = op_add(b, SANDBOX_OP_NEW_SESSION, NULL, NULL);
+	for (size_t i = 0; i < NELEM(always) && !r; i++)
+		r = op_add(b, always[i], NULL, NULL);
+	if (!r && b->cfg->unprivileged)
+		r = op_add(b, SANDBOX_OP_UNSHARE_USER, NULL, NULL);
+	if (!r)
+		r = op_add(b, SANDBOX_OP_CAP_DROP, "ALL", NULL);
+	enum policy_network_mode net = b->cfg->policy->sandbox.network;
+	if (!r && net != POLICY_NETWORK_HOST && !(net == POLICY_NETWORK_PROXY && b->cfg->netns)) {
+		r = op_add(b, SANDBOX_OP_UNSHARE_NET, NULL, NULL);
+		b->rep->network_rules_ignored = policy_has_network_rules(b->cfg->policy);
+	}
+	return r;
+}
+
+/* ---- the readable and writable trees ------------------------------------------ */
+
+/*
+ * Binds one read or write path (already canonical) at itself, if it belongs
+ * to this pass: late = strictly inside one of the sandbox's own mounts.
+ */
+static int tree_bind(struct builder *b, const char *key, const char *canon, bool writable,
+		     bool late)
+{
+	if (inside_own_mount(canon) != late || is_own_mount(canon))
+		return 0;
+	int r = check_not_session(b, key, canon);
+	if (r)
+		return r;
+	/* already so inside (./ listed twice, /usr/lib under /usr): no second mount */
+	if (writable ? host_writable(b, canon) : host_visible(b, canon))
+		return 0;
+	return op_add(b, writable ? SANDBOX_OP_BIND : SANDBOX_OP_RO_BIND, canon, canon);
+}
+
+/*
+ * A read path that is itself a symlink in a canonical directory (/lib64 ->
+ * usr/lib64) is recreated as that symlink, so programs find it where they
+ * look; its target is bound by the caller.  Other symlinked paths show only
+ * at their canonical place.
+ */
+static int read_link_add(struct builder *b, const char *expanded, const char *canon, bool late)
+{
+	char text[PATH_MAX], parent[PATH_MAX], pcanon[PATH_MAX];
+	if (late || strcmp(expanded, canon) == 0)
+		return 0;
+	ssize_t n = readlink(expanded, text, sizeof text - 1);
+	if (n <= 0)
+		return 0;
+	text[n] = '\0';
+	snprintf(parent, sizeof parent, "%s", expanded);
+	char *slash = strrchr(parent, '/');
+	if (!slash)
+		return 0;
+	*(slash == parent ? slash + 1 : slash) = '\0';
+	if (!realpath(parent, pcanon) || strcmp(pcanon, parent) != 0 || has_symlink(b, expanded))
+		return 0;
+	return op_add(b, SANDBOX_OP_SYMLINK, text, expanded);
+}
+
+/* sandbox.read entries; an empty list means the whole file system, read-only. */
+static int read_tree_add(struct builder *b, bool late)
+{
+	const struct policy_sandbox *sb = &b->cfg->policy->sandbox;
+	char path[PATH_MAX], canon[PATH_MAX];
+	if (sb->nread == 0)
+		return late ? 0 : op_add(b, SANDBOX_OP_RO_BIND, "/", "/");
+	for (size_t i = 0; i < sb->nread; i++) {
+		int r = path_expand(b, "read", sb->read[i], path, sizeof path);
+		if (r)
+			return r;
+		if (!path_existing(path, canon))
+			continue;
+		if ((r = tree_bind(b, "read", canon, false, late)) ||
+		    (r = read_link_add(b, path, canon, late)))
+			return r;
+	}
+	return 0;
+}
+
+/* Recreates /bin, /lib64, ... as symlinks when they are ones on the host and their target shows. */
+static int usr_links_add(struct builder *b)
+{
+	char text[PATH_MAX], canon[PATH_MAX];
+	if (b->cfg->policy->sandbox.nread == 0)
+		return 0;
+	for (size_t i = 0; i < NELEM(usr_links); i++) {
+		const char *link = usr_links[i];
+		ssize_t n = readlink(link, text, sizeof text - 1);
+		if (n <= 0 || top_mount(b, link) || has_symlink(b, link) || !realpath(link, canon) ||
+		    !host_visible(b, canon))
+			continue;
+		text[n] = '\0';
+		int r = op_add(b, SANDBOX_OP_SYMLINK, text, link);
+		if (r)
+			return r;
+	}
+	return 0;
+}
+
+/* The workspace and each existing sandbox.write path, read-write. */
+static int write_tree_add(struct builder *b, bool late)
+{
+	const struct policy_sandbox *sb = &b->cfg->policy->sandbox;
+	char path[PATH_MAX], canon[PATH_MAX];
+	int r = tree_bind(b, "workspace", b->cfg->workspace, true, late);
+	for (size_t i = 0; i < sb->nwrite && !r; i++) {
+		r = path_expand(b, "write", sb->write[i], path, sizeof path);
+		if (!r && path_existing(path, canon))
+			r = tree_bind(b, "write", canon, true, late);
+	}
+	return r;
+}
+
+/*
+ * Private /dev, /proc, /tmp and /run; the session directory read-only at
+ * /run/airlock, and the shim bound over its empty mount point there (the
+ * session directory may sit on a noexec file system).
+ */
+static int own_mounts_add(struct builder *b)
+{
+	int r = op_add(b, SANDBOX_OP_DEV, "/dev", NULL);
+	if (!r)
+		r = op_add(b, SANDBOX_OP_PROC, "/proc", NULL);
+	if (!r)
+		r = op_add(b, SANDBOX_OP_TMPFS, "/tmp", NULL);
+	if (!r)
+		r = op_add(b, SANDBOX_OP_TMPFS, "/run", NULL);
+	if (!r)
+		r = op_add(b, SANDBOX_OP_RO_BIND, b->cfg->session_dir, RUN_SANDBOX_DIR);
+	if (!r && b->cfg->shim_path)
+		r = op_add(b, SANDBOX_OP_RO_BIND, b->cfg->shim_path,
+			   RUN_SANDBOX_DIR "/" RUN_SHIM_NAME);
+	return r;
+}
+
+/* ---- protections: read-only inside, whatever the policy says ------------------------ */
+
+/*
+ * Binds dir/name read-only over itself when it exists and is writable inside
+ * (elsewhere it is read-only already).  The canonical path is used: bwrap
+ * would follow a symlink at the destination anyway.  Paths that do not exist
+ * cannot be protected by a mount (the agent may create them; the shim's
+ * write rules are the layer for that).
+ */
+static int protect_add(struct builder *b, const char *dir, const char *name)
+{
+	char path[PATH_MAX], canon[PATH_MAX];
+	int n = name ? snprintf(path, sizeof path, "%s/%s", dir, name)
+		     : snprintf(path, sizeof path, "%s", dir);
+	if (n < 0 || (size_t)n >= sizeof path || !path_existing(path, canon))
+		return 0;
+	if (!host_writable(b, canon))
+		return 0;
+	return op_add(b, SANDBOX_OP_RO_BIND, canon, canon);
+}
+
+static int protections_add(struct builder *b)
+{
+	const struct sandbox_config *cfg = b->cfg;
+	int r = 0;
+	for (size_t i = 0; i < NELEM(workspace_protections) && !r; i++)
+		r = protect_add(b, cfg->workspace, workspace_protections[i]);
+	for (size_t i = 0; i < NELEM(home_protections) && !r; i++)
+		r = protect_add(b, cfg->home, home_protections[i]);
+	/* last: inside .airlock/ (the usual place) it is read-only already and needs no mount */
+	if (!r && cfg->policy_file)
+		r = protect_add(b, cfg->policy_file, NULL);
+	/* the audit log, wherever --log put it: the agent may not touch it */
+	if (!r && cfg->log_file)
+		r = protect_add(b, cfg->log_file, NULL);
+	return r;
+}
+
+/* ---- masks ------------------------------------------------------------------------- */
+
+/*
+ * Hides a canonical path: /dev/null over a file (or any non-directory), a
+ * read-only empty tmpfs over a directory.  Nothing is added when the path
+ * does not show inside anyway (not in the readable tree, or already under a
+ * mask), so each path is masked once.
+ */
+static int mask_add(struct builder *b, const char *canon, bool is_dir)
+{
+	if (!host_visible(b, canon))
+		return 0;
+	int r = op_add(b, is_dir ? SANDBOX_OP_MASK_DIR : SANDBOX_OP_MASK_FILE, canon, NULL);
+	if (!r)
+		b->rep->masks++;
+	return r;
+}
+
+/* The mandatory list: each entry under home that exists, at its canonical place. */
+static int mandatory_masks_add(struct builder *b, const char *home)
+{
+	char path[PATH_MAX], canon[PATH_MAX];
+	struct stat st;
+	for (size_t i = 0; i < NELEM(mandatory_masks); i++) {
+		int n = snprintf(path, sizeof path, "%s/%s", home, mandatory_masks[i]);
+		if (n < 0 || (size_t)n >= sizeof path || !path_existing(path, canon) ||
+		    stat(canon, &st) != 0)
+			continue;
+		int r = mask_add(b, canon, S_ISDIR(st.st_mode));
+		if (r)
+			return r;
+	}
+	return 0;
+}
+
+/* A directory waiting in the breadth-first walk. */
+struct walk_dir {
+	char *path; /* owned */
+	unsigned depth;
+};
+
+/* The walk's state: a FIFO of directories and the roots it covers. */
+struct walk {
+	struct builder *b;
+	struct walk_dir *queue; /* owned */
+	size_t head, tail, cap;
+	const char *roots[2];   /* canonical workspace and home; NULL when absent */
+	bool full;              /* WALK_MAX_ENTRIES reached: stop everything */
+};
+
+/* True when a deny rule (not the default) refuses reading path. */
+static bool deny_read(const struct builder *b, const char *path)
+{
+	struct policy_verdict v = policy_decide_open(b->cfg->img, path, POLICY_FILE_READ);
+	return v.decision == POLICY_DENY && v.rule >= 0;
+}
+
+static int walk_push(struct walk *w, const char *path, unsigned depth)
+{
+	if (w->tail == w->cap) {
+		size_t ncap = w->cap ? w->cap * 2 : 256;
+		struct walk_dir *n = realloc(w->queue, ncap * sizeof *n);
+		if (!n)
+			return fail(w->b, -ENOMEM, "sandbox: out of memory");
+		w->queue = n;
+		w->cap = ncap;
+	}
+	if (!(w->queue[w->tail].path = strdup(path)))
+		return fail(w->b, -ENOMEM, "sandbox: out of memory");
+	w->queue[w->tail++].depth = depth;
+	return 0;
+}
+
+/*
+ * Trees the walk does not descend: git's object store and the dependency,
+ * toolchain and cache trees tools fill by the ten thousand (content-addressed
+ * or downloaded names no deny rule is written for, and most of a big home's
+ * entries).  Secrets in them are still refused by the shim's rules; only the
+ * kernel-layer mask is not added.  Each entry is a path suffix.
+ */
+static const char *const walk_skip_suffixes[] = {
+	"/.git/objects", "/node_modules", "/.cache", "/.npm", "/.rustup", "/.pyenv",
+	"/.cargo/registry", "/.cargo/git", "/.m2/repository", "/.gradle/caches", "/go/pkg/mod",
+	"/__pycache__", "/.local/share/Trash", "/.tox", "/site-packages", "/dist-packages",
+};
+
+static bool ends_with(const char *s, size_t n, const char *suffix)
+{
+	size_t k = strlen(suffix);
+	return n >= k && memcmp(s + n - k, suffix, k) == 0;
+}
+
+/* Not descended: the trees above, and the other walk root (home holding the workspace is walked once). */
+static bool walk_skips(const struct walk *w, const char *path, const char *root)
+{
+	size_t n = strlen(path);
+	for (size_t i = 0; i < NELEM(walk_skip_suffixes); i++)
+		if (ends_with(path, n, walk_skip_suffixes[i]))
+			return true;
+	for (size_t i = 0; i < NELEM(w->roots); i++)
+		if (w->roots[i] && w->roots[i] != root && strcmp(path, w->roots[i]) == 0)
+			return true;
+	return false;
+}
+
+/*
+ * A symlink is never followed by the walk.  Its content is its target's, so
+ * when a deny rule names the link or its canonical target, the target is
+ * masked at its canonical place (a bwrap mount on the link would land on
+ * the target anyway).  Dangling links hide nothing.
+ */
+static int walk_link(struct walk *w, const char *path)
+{
+	char canon[PATH_MAX];
+	struct stat st;
+	if (!realpath(path, canon) || stat(canon, &st) != 0)
+		return 0;
+	if (!deny_read(w->b, path) && !deny_read(w->b, canon))
+		return 0;
+	return mask_add(w->b, canon, S_ISDIR(st.st_mode));
+}
+
+/* One entry: mask it when denied, else queue it when it is a directory worth descending. */
+static int walk_entry(struct walk *w, const char *path, unsigned depth, const char *root)
+{
+	struct stat st;
+	w->b->rep->walked++;
+	if (lstat(path, &st) != 0)
+		return 0;
+	if (S_ISLNK(st.st_mode))
+		return walk_link(w, path);
+	if (deny_read(w->b, path))
+		return mask_add(w->b, path, S_ISDIR(st.st_mode));
+	if (!S_ISDIR(st.st_mode) || walk_skips(w, path, root) || !host_visible(w->b, path))
+		return 0;
+	if (depth >= WALK_MAX_DEPTH) {
+		w->b->rep->masks_capped = true;
+		return 0;
+	}
+	return walk_push(w, path, depth);
+}
+
+/* Examines the entries of one directory; stops at the entry cap. */
+static int walk_dir(struct walk *w, const struct walk_dir *d, const char *root)
+{
+	char path[PATH_MAX];
+	DIR *dir = opendir(d->path);
+	struct dirent *de;
+	int r = 0;
+	if (!dir)
+		return 0; /* unreadable here: the agent, with the same credentials, cannot list it either */
+	while (!r && (de = readdir(dir))) {
+		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+			continue;
+		if (w->b->rep->walked >= WALK_MAX_ENTRIES) {
+			w->b->rep->masks_capped = w->full = true;
+			break;
+		}
+		int n = snprintf(path, sizeof path, "%s%s%s", d->path,
+				 strcmp(d->path, "/") ? "/" : "", de->d_name);
+		if (n > 0 && (size_t)n < sizeof path)
+			r = walk_entry(w, path, d->depth + 1, root);
+	}
+	closedir(dir);
+	return r;
+}
+
+/* Breadth-first from root, so shallow secrets (.env, ~/.ssh) are found before a cap hits. */
+static int walk_root(struct walk *w, const char *root)
+{
+	if (w->full)
+		return 0;
+	int r = walk_entry(w, root, 0, root);
+	while (!r && w->head < w->tail && !w->full) {
+		struct walk_dir d = w->queue[w->head++];
+		r = walk_dir(w, &d, root);
+		free(d.path);
+	}
+	while (w->head < w->tail)
+		free(w->queue[w->head++].path);
+	w->head = w->tail = 0;
+	return r;
+}
+
+/*
+ * Masks: the mandatory list first, then every existing path in the
+ * workspace and in home that a deny-read rule names, found with a bounded
+ * breadth-first walk (WALK_MAX_ENTRIES entries in all, WALK_MAX_DEPTH levels;
+ * either limit sets rep->masks_capped).  Masked and hidden directories are
+ * not descended.
+ */
+static int masks_add(struct builder *b)
+{
+	char home[PATH_MAX];
+	struct walk w = { .b = b, .roots = { b->cfg->workspace, NULL } };
+	bool have_home = realpath(b->cfg->home, home) != NULL;
+	if (have_home && strcmp(home, b->cfg->workspace) != 0)
+		w.roots[1] = home;
+	int r = have_home ? mandatory_masks_add(b, home) : 0;
+	for (size_t i = 0; i < NELEM(w.roots) && !r; i++)
+		if (w.roots[i])
+			r = walk_root(&w, w.roots[i]);
+	free(w.queue);
+	return r;
+}
+
+/* ---- the process: seccomp, environment, directory ------------------------------------ */
+
+static int seccomp_add(struct builder *b)
+{
+	char fd[16];
+	if (b->cfg->seccomp_fd < 0)
+		return 0;
+	snprintf(fd, sizeof fd, "%d", b->cfg->seccomp_fd);
+	return op_add(b, SANDBOX_OP_SECCOMP, fd, NULL);
+}
+
+/* --clearenv, then cfg->env exactly: nothing of bwrap's own environment reaches the agent. */
+static int env_add(struct builder *b)
+{
+	int r = op_add(b, SANDBOX_OP_CLEARENV, NULL, NULL);
+	for (char *const *e = b->cfg->env; e && *e && !r; e++) {
+		const char *eq = strchr(*e, '=');
+		if (!eq || eq == *e)
+			return fail(b, -EINVAL, "sandbox: environment entry '%s' is not NAME=VALUE", *e);
+		char *name = strndup(*e, (size_t)(eq - *e));
+		if (!name)
+			return fail(b, -ENOMEM, "sandbox: out of memory");
+		r = op_add(b, SANDBOX_OP_SETENV, name, eq + 1);
+		free(name);
+	}
+	return r;
+}
+
+/* The sandbox's resolver: cfg->resolv_fd's text over /etc/resolv.conf (where it really lives). */
+static int resolv_add(struct builder *b)
+{
+	char fd[16];
+	if (b->cfg->resolv_fd < 0 || !b->cfg->netns)
+		return 0;
+	snprintf(fd, sizeof fd, "%d", b->cfg->resolv_fd);
+	return op_add(b, SANDBOX_OP_RO_BIND_DATA, fd, b->cfg->resolv_path);
+}
+
+static int process_add(struct builder *b)
+{
+	int r = resolv_add(b);
+	if (!r)
+		r = seccomp_add(b);
+	if (!r)
+		r = env_add(b);
+	if (!r)
+		r = op_add(b, SANDBOX_OP_CHDIR, b->cfg->cwd, NULL);
+	return r;
+}
+
+/* ---- rendering ------------------------------------------------------------------------ */
+
+/* How many argv slots an operation takes. */
+static size_t op_width(const struct sandbox_op *op)
+{
+	if (op->kind == SANDBOX_OP_MASK_FILE)
+		return 3; /* --ro-bind /dev/null P */
+	if (op->kind == SANDBOX_OP_MASK_DIR)
+		return 4; /* --tmpfs P --remount-ro P */
+	return 1 + op_syntax[op->kind].nargs;
+}
+
+/* Appends a copy of s at argv[*n]; false when out of memory. */
+static bool put(char **argv, size_t *n, const char *s)
+{
+	argv[*n] = strdup(s);
+	return argv[(*n)++] != NULL;
+}
+
+static bool op_render(const struct sandbox_op *op, char **argv, size_t *n)
+{
+	if (op->kind == SANDBOX_OP_MASK_FILE)
+		return put(argv, n, "--ro-bind") && put(argv, n, "/dev/null") &&
+		       put(argv, n, op->a);
+	if (op->kind == SANDBOX_OP_MASK_DIR)
+		return put(argv, n, "--tmpfs") && put(argv, n, op->a) &&
+		       put(argv, n, "--remount-ro") && put(argv, n, op->a);
+	unsigned k = op_syntax[op->kind].nargs;
+	return put(argv, n, op_syntax[op->kind].option) && (k < 1 || put(argv, n, op->a)) &&
+	       (k < 2 || put(argv, n, op->b));
+}
+
+/*
+ * The one pass from operations to argv: bwrap, the operations, then "--",
+ * the program's absolute path and argv[1..].  bwrap 0.8 has no --argv0, so
+ * the agent's argv[0] is the program's path, not the name it was given as.
+ */
+static int render(struct builder *b, const char *bwrap_path, char ***argv_out)
+{
+	const struct sandbox_config *cfg = b->cfg;
+	size_t total = 3, n = 0; /* bwrap, "--", program */
+	for (size_t i = 0; i < b->nops; i++)
+		total += op_width(&b->ops[i]);
+	for (size_t i = 1; cfg->argv && cfg->argv[0] && cfg->argv[i]; i++)
+		total++;
+	char **argv = calloc(total + 1, sizeof *argv);
+	bool ok = argv && put(argv, &n, bwrap_path);
+	for (size_t i = 0; ok && i < b->nops; i++)
+		ok = op_render(&b->ops[i], argv, &n);
+	ok = ok && put(argv, &n, "--") && put(argv, &n, cfg->program);
+	for (size_t i = 1; ok && cfg->argv && cfg->argv[0] && cfg->argv[i]; i++)
+		ok = put(argv, &n, cfg->argv[i]);
+	if (!ok) {
+		sandbox_argv_free(argv);
+		return fail(b, -ENOMEM, "sandbox: out of memory");
+	}
+	*argv_out = argv;
+	return 0;
+}
+
+/* ---- entry points ---------------------------------------------------------------------- */
+
+static bool absolute(const char *p)
+{
+	return p && p[0] == '/';
+}
+
+static int config_check(struct builder *b, const char *bwrap_path)
+{
+	const struct sandbox_config *c = b->cfg;
+	struct stat st;
+	if (!c->policy || !c->img || !bwrap_path)
+		return fail(b, -EINVAL, "sandbox: no policy, image or bwrap path given");
+	if (!absolute(c->home) || !absolute(c->workspace) || !absolute(c->cwd) ||
+	    !absolute(c->session_dir) || !absolute(c->program))
+		return fail(b, -EINVAL,
+			    "sandbox: home, workspace, cwd, session dir and program must be absolute paths");
+	if (c->policy_file && !absolute(c->policy_file))
+		return fail(b, -EINVAL, "sandbox: policy file '%s' is not absolute", c->policy_file);
+	if (c->log_file && !absolute(c->log_file))
+		return fail(b, -EINVAL, "sandbox: audit log '%s' is not absolute", c->log_file);
+	if (c->shim_path && !absolute(c->shim_path))
+		return fail(b, -EINVAL, "sandbox: shim '%s' is not absolute", c->shim_path);
+	if (stat(c->workspace, &st) != 0 || !S_ISDIR(st.st_mode))
+		return fail(b, -ENOENT, "sandbox: workspace '%s' is not a directory", c->workspace);
+	return 0;
+}
+
+/* Every builder, in the order their mounts must stack (see the layout at the top). */
+static int build_all(struct builder *b)
+{
+	int r = namespaces_add(b);
+	if (!r)
+		r = read_tree_add(b, false);
+	if (!r)
+		r = usr_links_add(b);
+	if (!r)
+		r = write_tree_add(b, false);
+	if (!r)
+		r = own_mounts_add(b);
+	if (!r)
+		r = read_tree_add(b, true);
+	if (!r)
+		r = write_tree_add(b, true);
+	if (!r)
+		r = protections_add(b);
+	if (!r)
+		r = masks_add(b);
+	if (!r)
+		r = process_add(b);
+	return r;
+}
+
+int sandbox_build(const struct sandbox_config *cfg, const char *bwrap_path, char ***argv_out,
+		  struct sandbox_report *rep, char *err, size_t errlen)
+{
+	struct sandbox_report scratch;
+	struct builder b = { .cfg = cfg, .rep = rep ? rep : &scratch, .err = err, .errlen = errlen };
+	memset(b.rep, 0, sizeof *b.rep);
+	*argv_out = NULL;
+	int r = config_check(&b, bwrap_path);
+	if (!r)
+		r = build_all(&b);
+	if (!r)
+		r = render(&b, bwrap_path, argv_out);
+	ops_free(&b);
+	return r;
+}
+
+void sandbox_argv_free(char **argv)
+{
+	if (!argv)
+		return;
+	for (char **a = argv; *a; a++)
+		free(*a);
+	free(argv);
+}

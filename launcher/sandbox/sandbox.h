@@ -1,0 +1,53 @@
+/* sandbox.h — the bubblewrap command line of a session, built as typed setup operations, then rendered. */
+#ifndef AIRLOCK_SANDBOX_SANDBOX_H
+#define AIRLOCK_SANDBOX_SANDBOX_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include "policy/policy.h"
+
+/* What the sandbox is built from.  Strings are borrowed. */
+struct sandbox_config {
+	const struct policy *policy;    /* sandbox.read / write / network, deny-read rules */
+	const struct policy_image *img; /* decides which existing paths deny-read rules mask */
+	const char *home;               /* absolute */
+	const char *workspace;          /* absolute, canonical: bound read-write */
+	const char *cwd;                /* absolute: the agent starts here (inside the workspace or not) */
+	const char *session_dir;        /* host path, bound read-only at RUN_SANDBOX_DIR */
+	const char *shim_path;          /* host path of the shim, bound read-only over
+					   RUN_SANDBOX_DIR/RUN_SHIM_NAME (the session dir may be noexec) */
+	const char *policy_file;        /* host path of the policy file, or NULL (built-in) */
+	const char *log_file;           /* absolute host path of the audit log (bound read-only
+					   over itself when it is writable inside), or NULL */
+	bool unprivileged;              /* not root: --unshare-user */
+	bool own_tty;                   /* the agent runs on a pseudo-terminal airlock owns (the
+					   TUI's): no --new-session, it keeps it as its terminal */
+	int seccomp_fd;                 /* fd for --seccomp (inherited by bwrap), or -1 */
+	bool netns;                     /* bwrap starts inside the sandbox's own network namespace
+					   (network: proxy): no --unshare-net */
+	int resolv_fd;                  /* with netns: the resolv.conf text for --ro-bind-data, or -1 */
+	const char *resolv_path;        /* where /etc/resolv.conf really is (it may be a symlink) */
+	char *const *env;               /* NAME=VALUE, NULL-terminated: the agent's whole environment */
+	const char *program;            /* absolute path of the agent's program */
+	char *const *argv;              /* the agent's argv, NULL-terminated (argv[0] as given) */
+};
+
+/* What sandbox_build() found worth telling the user. */
+struct sandbox_report {
+	unsigned masks;        /* paths masked because a deny-read rule or the mandatory list names them */
+	bool masks_capped;     /* the bounded walk stopped early: more may exist */
+	unsigned walked;       /* directory entries examined */
+	bool network_rules_ignored; /* network: none (or proxy, until the proxy lands) with network rules */
+};
+
+/*
+ * Builds the argv for bwrap_path (NULL-terminated, malloc'ed; free with
+ * sandbox_argv_free()).  Returns 0, or -errno with a message in err.
+ */
+int sandbox_build(const struct sandbox_config *cfg, const char *bwrap_path, char ***argv_out,
+		  struct sandbox_report *rep, char *err, size_t errlen);
+
+/* Frees an argv from sandbox_build().  Accepts NULL. */
+void sandbox_argv_free(char **argv);
+
+#endif
