@@ -124,7 +124,8 @@ $(BUILD)/tests/test_audit: $(BUILD)/launcher/log/audit.o
 $(BUILD)/tests/test_audit: UNIT_EXTRA := $(BUILD)/launcher/log/audit.o $(LAUNCHER_LIBS)
 $(BUILD)/tests/test_sandbox: $(BUILD)/launcher/sandbox/sandbox.o $(BUILD)/launcher/sandbox/env.o
 # The session's hub as `airlock run` wires it: the control socket, the approvals, the log.
-HUB_OBJS := $(addprefix $(BUILD)/launcher/,approvals/control.o approvals/hub.o approvals/flood.o \
+HUB_OBJS := $(addprefix $(BUILD)/launcher/,approvals/control.o approvals/control_client.o \
+	approvals/control_lines.o approvals/hub.o approvals/flood.o \
 	approvals/approve.o log/audit.o)
 $(BUILD)/tests/test_control $(BUILD)/tests/test_flood: $(HUB_OBJS)
 $(BUILD)/tests/test_control $(BUILD)/tests/test_flood: UNIT_EXTRA := $(HUB_OBJS) \
@@ -200,7 +201,8 @@ $(BUILD)/fuzz/%: tests/fuzz/%.c $(POLICY_SRCS) $(CORE_SRCS) $(PROXY_SRCS) \
 		policy/default_policy.S $(FUZZ_EXTRA) $(YAML_LIBS)
 
 # The control socket and the channel server, wired as the launcher wires them (launcher/approvals/hub.h).
-FUZZ_HUB_SRCS := $(addprefix launcher/,approvals/control.c approvals/hub.c approvals/flood.c \
+FUZZ_HUB_SRCS := $(addprefix launcher/,approvals/control.c approvals/control_lines.c \
+	approvals/hub.c approvals/flood.c \
 	approvals/approve.c log/audit.c)
 $(BUILD)/fuzz/fuzz_control $(BUILD)/fuzz/fuzz_approve: $(FUZZ_HUB_SRCS) $(wildcard launcher/*/*.h)
 $(BUILD)/fuzz/fuzz_control $(BUILD)/fuzz/fuzz_approve: FUZZ_EXTRA := $(FUZZ_HUB_SRCS) -ljson-c

@@ -1,11 +1,6 @@
-/* control.c — a session's control socket (see control.h): the live activity stream and the approval queue for attached clients. */
-#include <dirent.h>
+/* control.c — the server side of a session's control socket (see control.h): the live activity stream and the approval queue for attached clients; the client side is control_client.c. */
 #include <errno.h>
 #include <fcntl.h>
-#include <inttypes.h>
-#include <json-c/json.h>
-#include <limits.h>
-#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +13,7 @@
 #include <unistd.h>
 
 #include "launcher/approvals/control.h"
+#include "launcher/approvals/control_lines.h"
 #include "proxy/accept.h"
 
 /*
@@ -33,149 +29,6 @@
 /* Bytes of recent events kept for attaching clients, besides CONTROL_BACKLOG lines. */
 #define BACKLOG_MAX_BYTES (2u << 20)
 #define MAX_CLIENTS 256
-#define HELLO_AGENT_MAX 2048 /* bytes of the agent's command line in the hello */
-
-/* ---- shared ----------------------------------------------------------------- */
-
-static int private_dir(const char *path, bool create)
-{
-	struct stat st;
-	if (create && mkdir(path, 0700) == 0)
-		return 0;
-	if (create && errno != EEXIST)
-		return -errno;
-	if (lstat(path, &st) != 0)
-		return -errno;
-	if (!S_ISDIR(st.st_mode) || st.st_uid != geteuid() || (st.st_mode & 077))
-		return -EPERM;
-	return 0;
-}
-
-int control_base(char *out, size_t cap, bool create)
-{
-	const char *xdg = getenv("XDG_RUNTIME_DIR");
-	if (geteuid() == 0 && (size_t)snprintf(out, cap, "/run/airlock") < cap &&
-	    private_dir(out, create) == 0)
-		return 0;
-	if (xdg && xdg[0] == '/' && (size_t)snprintf(out, cap, "%s/airlock", xdg) < cap &&
-	    private_dir(out, create) == 0)
-		return 0;
-	/* no runtime dir: a private one in /tmp, refused if someone else made it first */
-	if ((size_t)snprintf(out, cap, "/tmp/airlock-%u", (unsigned)geteuid()) >= cap)
-		return -ENAMETOOLONG;
-	return private_dir(out, create);
-}
-
-int control_connect(const char *path)
-{
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	if (strlen(path) >= sizeof sa.sun_path)
-		return -ENAMETOOLONG;
-	memcpy(sa.sun_path, path, strlen(path) + 1);
-	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (fd < 0)
-		return -errno;
-	if (connect(fd, (struct sockaddr *)&sa, sizeof sa) != 0) {
-		int e = errno;
-		close(fd);
-		return -e;
-	}
-	return fd;
-}
-
-static void copy_str(char *dst, size_t cap, json_object *o, const char *key)
-{
-	json_object *v;
-	const char *s = json_object_object_get_ex(o, key, &v) ? json_object_get_string(v) : NULL;
-	snprintf(dst, cap, "%s", s ? s : "");
-}
-
-/* Reads the hello line from fd, waiting at most timeout_ms in all. */
-static int read_hello(int fd, struct control_session *s, int timeout_ms)
-{
-	static char buf[CONTROL_MAX_LINE + 1];
-	size_t len = 0;
-	struct timespec t0, t1;
-	clock_gettime(CLOCK_MONOTONIC, &t0);
-	for (;;) {
-		char *nl = memchr(buf, '\n', len);
-		if (nl) {
-			*nl = '\0';
-			break;
-		}
-		clock_gettime(CLOCK_MONOTONIC, &t1);
-		long spent = (t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000;
-		struct pollfd p = { fd, POLLIN, 0 };
-		if (len == sizeof buf - 1 || spent >= timeout_ms ||
-		    poll(&p, 1, (int)(timeout_ms - spent)) <= 0)
-			return -ETIMEDOUT;
-		ssize_t n = read(fd, buf + len, sizeof buf - 1 - len);
-		if (n <= 0)
-			return -EPROTO;
-		len += (size_t)n;
-	}
-	json_object *o = json_tokener_parse(buf), *v;
-	int r = -EPROTO;
-	if (o && json_object_object_get_ex(o, "type", &v) &&
-	    strcmp(json_object_get_string(v), "hello") == 0) {
-		copy_str(s->id, sizeof s->id, o, "session");
-		copy_str(s->agent, sizeof s->agent, o, "agent");
-		copy_str(s->started, sizeof s->started, o, "started");
-		s->pid = json_object_object_get_ex(o, "pid", &v) ? (pid_t)json_object_get_int(v) : 0;
-		s->headless = json_object_object_get_ex(o, "headless", &v) && json_object_get_boolean(v);
-		r = 0;
-	}
-	json_object_put(o);
-	return r;
-}
-
-static int by_started(const void *a, const void *b)
-{
-	const struct control_session *x = a, *y = b;
-	int c = strcmp(x->started, y->started);
-	return c ? c : strcmp(x->id, y->id);
-}
-
-int control_list(struct control_session **out, size_t *n, int timeout_ms)
-{
-	char base[PATH_MAX];
-	int r = control_base(base, sizeof base, false);
-	*out = NULL;
-	*n = 0;
-	if (r < 0)
-		return r == -ENOENT ? 0 : r;
-	DIR *d = opendir(base);
-	if (!d)
-		return errno == ENOENT ? 0 : -errno;
-	struct dirent *de;
-	while ((de = readdir(d))) {
-		const char *dot = strchr(de->d_name, '.');
-		if (!dot || dot - de->d_name != 16 || strcmp(dot, ".control") != 0 ||
-		    strspn(de->d_name, "0123456789abcdef") != 16)
-			continue;
-		struct control_session s = { 0 };
-		if ((size_t)snprintf(s.path, sizeof s.path, "%s/%s", base, de->d_name) >= sizeof s.path)
-			continue;
-		int fd = control_connect(s.path);
-		if (fd < 0)
-			continue;
-		r = read_hello(fd, &s, timeout_ms);
-		close(fd);
-		if (r < 0)
-			continue;
-		struct control_session *grown = realloc(*out, (*n + 1) * sizeof **out);
-		if (!grown) {
-			closedir(d);
-			return -ENOMEM;
-		}
-		*out = grown;
-		(*out)[(*n)++] = s;
-	}
-	closedir(d);
-	if (*n)
-		qsort(*out, *n, sizeof **out, by_started);
-	return 0;
-}
 
 /* ---- the server ----------------------------------------------------------------- */
 
@@ -228,27 +81,6 @@ struct control {
 	unsigned depth;      /* control_dispatch() calls under way: reap() waits for the outermost */
 	bool attach_changed; /* the attached count changed: ops.attached is told in reap() */
 };
-
-static const char *json_text(json_object *o, size_t *len)
-{
-	return json_object_to_json_string_length(
-		o, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE, len);
-}
-
-/* o as one line (malloc'ed, newline-terminated); consumes o. */
-static char *line_of(json_object *o, size_t *len)
-{
-	size_t n = 0;
-	const char *t = o ? json_text(o, &n) : NULL;
-	char *line = t ? malloc(n + 1) : NULL;
-	if (line) {
-		memcpy(line, t, n);
-		line[n] = '\n';
-		*len = n + 1;
-	}
-	json_object_put(o);
-	return line;
-}
 
 static int watch(struct control *c, int fd, uint32_t events, void *ptr)
 {
@@ -381,25 +213,10 @@ static void broadcast(struct control *c, const char *data, size_t len)
 	}
 }
 
-static char *status_line(const struct control *c, size_t *len)
-{
-	json_object *o = json_object_new_object();
-	json_object_object_add(o, "type", json_object_new_string("status"));
-	json_object_object_add(o, "allow", json_object_new_int64((int64_t)c->status.allow));
-	json_object_object_add(o, "deny", json_object_new_int64((int64_t)c->status.deny));
-	json_object_object_add(o, "asked", json_object_new_int64((int64_t)c->status.asked));
-	json_object_object_add(o, "pending", json_object_new_int64((int64_t)c->status.pending));
-	json_object_object_add(o, "egress_up", json_object_new_int64((int64_t)c->status.egress_up));
-	json_object_object_add(o, "egress_down",
-			       json_object_new_int64((int64_t)c->status.egress_down));
-	json_object_object_add(o, "attached", json_object_new_int((int)c->attached));
-	return line_of(o, len);
-}
-
 static void send_status(struct control *c)
 {
 	size_t len;
-	char *line = status_line(c, &len);
+	char *line = control_line_status(&c->status, c->attached, &len);
 	if (line)
 		broadcast(c, line, len);
 	free(line);
@@ -441,7 +258,7 @@ static int add_client(struct control *c, int fd, pid_t pid, bool attached)
 			return -ENOMEM;
 	}
 	size_t len;
-	char *st = status_line(c, &len);
+	char *st = control_line_status(&c->status, c->attached, &len);
 	bool ok = st && put(c, cl, st, len);
 	free(st);
 	for (size_t i = 0; ok && i < c->nasks; i++)
@@ -547,54 +364,18 @@ static void bad_line(struct control *c, const struct client *cl, const char *why
 		c->ops.malformed(c->ctx, cl->pid, why);
 }
 
-static bool parse_answer(const char *s, enum control_answer *a)
-{
-	static const char *const names[] = { "allow", "deny", "allow-session", "deny-session" };
-	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
-		if (strcmp(s, names[i]) == 0) {
-			*a = (enum control_answer)i;
-			return true;
-		}
-	return false;
-}
-
 /* One line from cl; false when cl was dropped. */
 static bool handle_line(struct control *c, struct client *cl, const char *line, size_t len)
 {
-	json_tokener *tok = json_tokener_new();
-	json_object *o = tok ? json_tokener_parse_ex(tok, line, (int)len) : NULL, *v, *id;
-	bool complete = tok && json_tokener_get_error(tok) == json_tokener_success;
-	if (complete) { /* one object per line: only blanks may follow it */
-		for (size_t i = json_tokener_get_parse_end(tok); i < len; i++)
-			complete &= line[i] == ' ' || line[i] == '\t' || line[i] == '\r';
-	}
-	json_tokener_free(tok);
-	const char *type = NULL;
-	if (!complete || !json_object_is_type(o, json_type_object) ||
-	    !json_object_object_get_ex(o, "type", &v) || !json_object_is_type(v, json_type_string)) {
-		bad_line(c, cl, "a control message that is not a JSON object with a \"type\" was dropped");
-		json_object_put(o);
-		return !cl->dead;
-	}
-	type = json_object_get_string(v);
-	if (strcmp(type, "attach") == 0) {
+	struct control_request req;
+	if (control_line_parse(line, len, &req) < 0)
+		bad_line(c, cl, req.why);
+	else if (req.type == CONTROL_REQUEST_ATTACH)
 		set_attached(c, cl);
-	} else if (strcmp(type, "answer") == 0) {
-		enum control_answer a;
-		if (!json_object_object_get_ex(o, "id", &id) || !json_object_is_type(id, json_type_int) ||
-		    !json_object_object_get_ex(o, "answer", &v) ||
-		    !json_object_is_type(v, json_type_string) ||
-		    !parse_answer(json_object_get_string(v), &a))
-			bad_line(c, cl, "a control answer without a valid id and answer was dropped");
-		else if (c->ops.answer)
-			c->ops.answer(c->ctx, (uint64_t)json_object_get_int64(id), a);
-	} else if (strcmp(type, "quit") == 0) {
-		if (c->ops.quit)
-			c->ops.quit(c->ctx);
-	} else {
-		bad_line(c, cl, "a control message of an unknown type was dropped");
-	}
-	json_object_put(o);
+	else if (req.type == CONTROL_REQUEST_ANSWER && c->ops.answer)
+		c->ops.answer(c->ctx, req.id, req.answer);
+	else if (req.type == CONTROL_REQUEST_QUIT && c->ops.quit)
+		c->ops.quit(c->ctx);
 	return !cl->dead; /* what the callbacks logged was broadcast: cl may be gone */
 }
 
@@ -664,64 +445,6 @@ unsigned control_attached(const struct control *c)
 	return c->attached;
 }
 
-/* text cut to at most max bytes, not inside a UTF-8 sequence, "..." added when cut. */
-static json_object *cut_string(const char *text, size_t len, size_t max, bool *cut)
-{
-	_Static_assert(CONTROL_FIELD_MAX <= CONTROL_ASK_TEXT_MAX, "cut_string's buffer");
-	if (len <= max)
-		return json_object_new_string_len(text, (int)len);
-	size_t keep = max;
-	while (keep > 0 && ((unsigned char)text[keep] & 0xC0) == 0x80)
-		keep--;
-	char buf[CONTROL_ASK_TEXT_MAX + 4];
-	memcpy(buf, text, keep);
-	memcpy(buf + keep, "...", 3);
-	*cut = true;
-	return json_object_new_string_len(buf, (int)keep + 3);
-}
-
-/*
- * An audit event for the stream, no longer than CONTROL_EVENT_MAX bytes or
- * so: when line is longer, its strings are cut to CONTROL_FIELD_MAX bytes,
- * its args to the first CONTROL_EVENT_ARGS, and "cut":true says so (the log
- * keeps the whole line).  Returns a new object, or NULL.
- */
-static json_object *event_object(const char *line, size_t len)
-{
-	json_tokener *tok = json_tokener_new();
-	json_object *ev = tok ? json_tokener_parse_ex(tok, line, (int)len) : NULL;
-	json_tokener_free(tok);
-	if (!json_object_is_type(ev, json_type_object) || len <= CONTROL_EVENT_MAX)
-		return ev;
-	json_object *out = json_object_new_object();
-	bool cut = false;
-	json_object_object_foreach(ev, key, v)
-	{
-		json_object *nv;
-		if (json_object_is_type(v, json_type_string)) {
-			nv = cut_string(json_object_get_string(v), (size_t)json_object_get_string_len(v),
-					CONTROL_FIELD_MAX, &cut);
-		} else if (json_object_is_type(v, json_type_array)) {
-			size_t n = json_object_array_length(v);
-			nv = json_object_new_array();
-			cut |= n > CONTROL_EVENT_ARGS;
-			for (size_t i = 0; i < n && i < CONTROL_EVENT_ARGS; i++) {
-				json_object *a = json_object_array_get_idx(v, i);
-				const char *t = json_object_get_string(a);
-				json_object_array_add(nv, cut_string(t ? t : "", t ? strlen(t) : 0,
-								     CONTROL_FIELD_MAX / 4, &cut));
-			}
-		} else {
-			nv = json_object_get(v);
-		}
-		json_object_object_add(out, key, nv);
-	}
-	if (cut)
-		json_object_object_add(out, "cut", json_object_new_boolean(1));
-	json_object_put(ev);
-	return out;
-}
-
 /* The "skipped" line a client that fell behind gets once it catches up. */
 static void catch_up(struct control *c, struct client *cl)
 {
@@ -733,16 +456,8 @@ static void catch_up(struct control *c, struct client *cl)
 
 void control_event(struct control *c, const char *line, size_t len)
 {
-	json_object *o = json_object_new_object(), *ev = event_object(line, len);
-	if (!o || !ev) {
-		json_object_put(o);
-		json_object_put(ev);
-		return;
-	}
-	json_object_object_add(o, "type", json_object_new_string("event"));
-	json_object_object_add(o, "event", ev);
 	size_t mlen = 0;
-	char *msg = line_of(o, &mlen);
+	char *msg = control_line_event(line, len, &mlen);
 	if (!msg)
 		return;
 	for (size_t k = c->nclients; k-- > 0;) {
@@ -778,30 +493,11 @@ void control_event(struct control *c, const char *line, size_t len)
 	}
 }
 
-static void add_opt(json_object *o, const char *key, const char *s)
-{
-	json_object_object_add(o, key, s ? json_object_new_string(s) : NULL);
-}
-
 void control_ask(struct control *c, uint64_t id, pid_t pid, const char *who, const char *what,
 		 const char *rule, const char *reason, long timeout_ms)
 {
-	bool cut = false;
-	json_object *o = json_object_new_object();
-	json_object_object_add(o, "type", json_object_new_string("ask"));
-	json_object_object_add(o, "id", json_object_new_int64((int64_t)id));
-	json_object_object_add(o, "pid", json_object_new_int((int)pid));
-	who = who ? who : "";
-	what = what ? what : "";
-	json_object_object_add(o, "who", cut_string(who, strlen(who), CONTROL_ASK_TEXT_MAX, &cut));
-	json_object_object_add(o, "what", cut_string(what, strlen(what), CONTROL_ASK_TEXT_MAX, &cut));
-	add_opt(o, "rule", rule);
-	add_opt(o, "reason", reason);
-	json_object_object_add(o, "timeout_ms", json_object_new_int64(timeout_ms));
-	if (cut)
-		json_object_object_add(o, "cut", json_object_new_boolean(1));
 	size_t len = 0;
-	char *line = line_of(o, &len);
+	char *line = control_line_ask(id, pid, who, what, rule, reason, timeout_ms, &len);
 	struct ask_line *grown = line ? realloc(c->asks, (c->nasks + 1) * sizeof *c->asks) : NULL;
 	if (!grown) {
 		free(line);
@@ -822,13 +518,8 @@ void control_answered(struct control *c, uint64_t id, const char *decision, cons
 	free(c->asks[i].line);
 	memmove(&c->asks[i], &c->asks[i + 1], (c->nasks - i - 1) * sizeof *c->asks);
 	c->nasks--;
-	json_object *o = json_object_new_object();
-	json_object_object_add(o, "type", json_object_new_string("answered"));
-	json_object_object_add(o, "id", json_object_new_int64((int64_t)id));
-	add_opt(o, "decision", decision);
-	add_opt(o, "decided_by", decided_by);
 	size_t len = 0;
-	char *line = line_of(o, &len);
+	char *line = control_line_answered(id, decision, decided_by, &len);
 	if (line)
 		broadcast(c, line, len);
 	free(line);
@@ -900,36 +591,6 @@ void control_free(struct control *c)
 	free(c);
 }
 
-static char *hello_line(const struct control_info *info, size_t *len)
-{
-	char started[40];
-	struct timespec ts;
-	struct tm tm;
-	clock_gettime(CLOCK_REALTIME, &ts);
-	gmtime_r(&ts.tv_sec, &tm);
-	size_t k = strftime(started, sizeof started, "%Y-%m-%dT%H:%M:%S", &tm);
-	snprintf(started + k, sizeof started - k, ".%03ldZ", ts.tv_nsec / 1000000);
-	json_object *o = json_object_new_object();
-	json_object_object_add(o, "type", json_object_new_string("hello"));
-	json_object_object_add(o, "version", json_object_new_int(CONTROL_VERSION));
-	add_opt(o, "session", info->session);
-	json_object_object_add(o, "pid", json_object_new_int((int)getpid()));
-	char agent[HELLO_AGENT_MAX + 4];
-	snprintf(agent, sizeof agent, "%s", info->agent ? info->agent : "");
-	if (info->agent && strlen(info->agent) > HELLO_AGENT_MAX) {
-		size_t cut = HELLO_AGENT_MAX;
-		while (cut > 0 && ((unsigned char)agent[cut] & 0xC0) == 0x80)
-			cut--; /* not inside a UTF-8 sequence */
-		memcpy(agent + cut, "...", 4);
-	}
-	add_opt(o, "agent", agent);
-	add_opt(o, "log", info->log ? info->log : "");
-	json_object_object_add(o, "ask_timeout", json_object_new_int((int)info->ask_timeout));
-	json_object_object_add(o, "headless", json_object_new_boolean(info->headless));
-	add_opt(o, "started", started);
-	return line_of(o, len);
-}
-
 static int listen_on(const char *path)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
@@ -963,7 +624,7 @@ struct control *control_new(const char *path, const struct control_info *info,
 	if (ops)
 		c->ops = *ops;
 	c->ctx = ctx;
-	if (!(c->hello = hello_line(info, &c->hello_len))) {
+	if (!(c->hello = control_line_hello(info, &c->hello_len))) {
 		snprintf(err, errlen, "out of memory");
 		control_free(c);
 		return NULL;

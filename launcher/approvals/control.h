@@ -80,7 +80,7 @@
 #define CONTROL_EVENT_ARGS 64     /* arguments of a cut event */
 #define CONTROL_ASK_TEXT_MAX 4096 /* bytes of an ask's who and what */
 
-/* Client side helpers, shared by `attach`, `ps` and the TUI. */
+/* Client side helpers, shared by `attach`, `ps` and the TUI (control_client.c). */
 
 /*
  * The directory sessions live in (see session_create()): /run/airlock for
@@ -113,7 +113,7 @@ int control_list(struct control_session **out, size_t *n, int timeout_ms);
  */
 int control_connect(const char *path);
 
-/* ---- the launcher's side ------------------------------------------------------ */
+/* ---- the launcher's side (control.c) ------------------------------------------ */
 
 struct control;
 
