@@ -37,8 +37,10 @@
  * all refused.  The encoding is canonical: decoding then re-encoding gives the
  * same bytes (the fuzz target checks it).
  *
- * The sender's pid and uid are never in a message: the launcher reads them
- * with channel_peer() (SO_PEERCRED), which the kernel records at connect(2).
+ * The sender's pid and uid are never in a message: the kernel attaches them
+ * to every datagram (SCM_CREDENTIALS, read by channel_recv_from()), and
+ * channel_peer() (SO_PEERCRED) gives the process that connected, for a
+ * datagram that carries none.
  */
 
 #define CHANNEL_MAGIC 0xA1u
@@ -140,6 +142,11 @@ const char *channel_type_name(enum channel_type t);
 const char *channel_source_name(enum channel_source s);
 const char *channel_action_name(unsigned action);
 const char *channel_decided_by_name(enum channel_decided_by d);
+/*
+ * The enum channel_decided_by named s ("policy", "human", "session",
+ * "default", "timeout": the audit log's `decided_by`), or -1 (s NULL too).
+ */
+int channel_decided_by_parse(const char *s);
 
 /* ---- Encode / decode: no allocation, no locks, async-signal-safe ---------- */
 
@@ -170,15 +177,18 @@ int channel_decode(const uint8_t *buf, size_t len, struct channel_msg *out);
 /*
  * These helpers return -errno and leave errno changed: the shim saves and
  * restores errno around them.  EVENTs need no reply, and one datagram send is
- * atomic, so all threads of a process may share one connection for them
- * without a lock; the shim reconnects when getpid() changes (SO_PEERCRED
- * names the process that connected) and uses a fresh connection in a vfork
- * child.  ASKs use channel_ask_path().
+ * atomic, so the shim (preload/report.c) sends them all on one connection
+ * without a lock: opened on first use or before a fork, shared by every
+ * thread and inherited by fork and vfork children, never reconnected because
+ * the pid changed (the launcher names each event's sender from its
+ * SCM_CREDENTIALS, see channel_recv_from()), only when the program closed or
+ * reused its fd.  ASKs use channel_ask_path(): a connection of their own.
  */
 
 /*
  * Connects to the channel socket at path: socket(AF_UNIX, SOCK_SEQPACKET |
- * SOCK_CLOEXEC) + connect(2), retried on EINTR.  Returns the fd or -errno
+ * SOCK_CLOEXEC), SO_PASSCRED (so every datagram carries its sender's
+ * credentials) and connect(2), retried on EINTR.  Returns the fd or -errno
  * (-ENAMETOOLONG when path does not fit sun_path).
  */
 int channel_connect(const char *path);

@@ -37,7 +37,7 @@ struct sandbox_report {
 	unsigned masks;        /* paths masked because a deny-read rule or the mandatory list names them */
 	bool masks_capped;     /* the bounded walk stopped early: more may exist */
 	unsigned walked;       /* directory entries examined */
-	bool network_rules_ignored; /* network: none (or proxy, until the proxy lands) with network rules */
+	bool network_rules_ignored; /* --unshare-net with network rules: network: none, or proxy without netns */
 };
 
 /*

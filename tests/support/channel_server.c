@@ -12,9 +12,11 @@
  *    "program":"/bin/ls","argv":["ls","-l"],"argc_total":2,"truncated":false}
  *
  * "path" replaces program/argv for open, "host" and "port" for connect.  pid
- * and uid come from SO_PEERCRED.  Each ASK is answered after --delay-ms
- * (default 0) with the first matching rule, else --answer (default deny, as
- * headless airlock does); an "answer_sent" line records what was sent.  A
+ * and uid are the datagram's SCM_CREDENTIALS (one socket may carry a process
+ * and the children it forked), else SO_PEERCRED's.  Each ASK is answered
+ * after --delay-ms (default 0) with the first matching rule, else --answer
+ * (default deny, as headless airlock does); an "answer_sent" line records
+ * what was sent.  A
  * malformed datagram is logged ("malformed message from pid N: why" on
  * stderr, a "malformed" line in LOGFILE) and dropped; the client stays
  * connected.  SIGTERM or SIGINT: exit 0, removing the socket.

@@ -322,7 +322,7 @@ static void test_argv_unprivileged(void **state)
 	compiled_free(&c);
 }
 
-/* network: none and proxy (until the proxy lands) leave the host's net namespace; host stays. */
+/* network: none, and proxy without cfg.netns (the proxy's namespace), get --unshare-net; host stays. */
 static void test_argv_network_modes(void **state)
 {
 	static const struct {
