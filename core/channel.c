@@ -30,20 +30,29 @@ const char *channel_action_name(unsigned action)
 {
 	switch (action) {
 	case 0: return "none";
-	case POLICY_FILE_READ: return "read";
-	case POLICY_FILE_WRITE: return "write";
-	case POLICY_FILE_EXEC: return "exec";
 	case CHANNEL_ACTION_EXEC: return "exec";
 	case CHANNEL_ACTION_CONNECT: return "connect";
-	default: return "?";
+	default: return policy_file_action_name(action); /* "read", "write", "exec" or "?" */
 	}
 }
 
+static const char *const decided_by_names[CHANNEL_DECIDED_BY_MAX] = {
+	[CHANNEL_BY_POLICY] = "policy",   [CHANNEL_BY_HUMAN] = "human",
+	[CHANNEL_BY_SESSION] = "session", [CHANNEL_BY_DEFAULT] = "default",
+	[CHANNEL_BY_TIMEOUT] = "timeout",
+};
+
 const char *channel_decided_by_name(enum channel_decided_by d)
 {
-	static const char *const names[CHANNEL_DECIDED_BY_MAX] = { "policy", "human", "session",
-								   "default", "timeout" };
-	return (unsigned)d < CHANNEL_DECIDED_BY_MAX ? names[d] : "?";
+	return (unsigned)d < CHANNEL_DECIDED_BY_MAX ? decided_by_names[d] : "?";
+}
+
+int channel_decided_by_parse(const char *s)
+{
+	for (int i = 0; s && i < CHANNEL_DECIDED_BY_MAX; i++)
+		if (strcmp(decided_by_names[i], s) == 0)
+			return i;
+	return -1;
 }
 
 /* ---- Little-endian fields ------------------------------------------------ */

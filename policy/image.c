@@ -446,10 +446,7 @@ struct policy_verdict policy_decide_open(const struct policy_image *img, const c
 					 unsigned action)
 {
 	struct best b = { POLICY_LIST_MAX, 0 };
-	enum policy_action a = action == POLICY_FILE_READ    ? POLICY_ACTION_READ
-			       : action == POLICY_FILE_WRITE ? POLICY_ACTION_WRITE
-			       : action == POLICY_FILE_EXEC  ? POLICY_ACTION_EXEC
-							     : POLICY_ACTION_MAX;
+	enum policy_action a = policy_file_action_kind(action);
 	if (a == POLICY_ACTION_MAX || !path)
 		return (struct policy_verdict){ POLICY_DENY, -1 };
 	search_file(img, path, action, &b);

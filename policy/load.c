@@ -155,19 +155,15 @@ static bool is_null(const struct node *n)
 	return false;
 }
 
-struct word {
-	const char *name;
-	int value;
-};
-
-static const struct word bool_words[] = {
+/* YAML 1.1's booleans (yaml.org/type/bool.html): a plain scalar spelled so is never a string. */
+static const struct policy_word bool_words[] = {
 	{"y", 1},     {"Y", 1},     {"yes", 1},  {"Yes", 1},  {"YES", 1},   {"true", 1},
 	{"True", 1},  {"TRUE", 1},  {"on", 1},   {"On", 1},   {"ON", 1},    {"n", 0},
 	{"N", 0},     {"no", 0},    {"No", 0},   {"NO", 0},   {"false", 0}, {"False", 0},
 	{"FALSE", 0}, {"off", 0},   {"Off", 0},  {"OFF", 0},
 };
 
-static const struct word *find_word(const struct node *n, const struct word *words, size_t count)
+static const struct policy_word *find_word(const struct node *n, const struct policy_word *words, size_t count)
 {
 	for (size_t i = 0; i < count; i++)
 		if (node_is(n, words[i].name))
@@ -175,7 +171,7 @@ static const struct word *find_word(const struct node *n, const struct word *wor
 	return NULL;
 }
 
-static const struct word *bool_word(const struct node *n)
+static const struct policy_word *bool_word(const struct node *n)
 {
 	return find_word(n, bool_words, COUNT(bool_words));
 }
@@ -426,7 +422,7 @@ static void join_names(char *out, size_t size, const char *const *names, size_t 
 	}
 }
 
-static void join_words(char *out, size_t size, const struct word *words, size_t n)
+static void join_words(char *out, size_t size, const struct policy_word *words, size_t n)
 {
 	const char *names[8];
 
@@ -501,7 +497,7 @@ static int dup_string(struct loader *ld, const char *label, const struct node *n
 
 struct choice {
 	const char *what; /* "decision", "match mode", ... */
-	const struct word *words;
+	const struct policy_word *words;
 	size_t n;
 };
 
@@ -509,7 +505,7 @@ static int get_choice(struct loader *ld, const char *label, const struct node *n
 		      const struct choice *c, int *out)
 {
 	char expected[128];
-	const struct word *w;
+	const struct policy_word *w;
 
 	join_words(expected, sizeof(expected), c->words, c->n);
 	if (n->kind != NODE_SCALAR || is_null(n))
@@ -524,7 +520,7 @@ static int get_choice(struct loader *ld, const char *label, const struct node *n
 
 static int get_bool(struct loader *ld, const char *label, const struct node *n, bool *out)
 {
-	const struct word *w = n->kind == NODE_SCALAR ? bool_word(n) : NULL;
+	const struct policy_word *w = n->kind == NODE_SCALAR ? bool_word(n) : NULL;
 
 	if (w && !n->plain)
 		return fail_at(ld, n->pos,
@@ -626,23 +622,15 @@ static int get_positive_number(struct loader *ld, const char *label, const struc
 
 /* ---- Rules ---------------------------------------------------------------------- */
 
-static const struct word decision_words[] = {
-	{"allow", POLICY_ALLOW}, {"ask", POLICY_ASK}, {"deny", POLICY_DENY}};
-static const struct choice decision_choice = {"decision", decision_words, COUNT(decision_words)};
-
-static const struct word match_words[] = {{"glob", POLICY_MATCH_GLOB},
-					  {"exact", POLICY_MATCH_EXACT},
-					  {"prefix", POLICY_MATCH_PREFIX},
-					  {"regex", POLICY_MATCH_REGEX}};
-static const struct choice match_choice = {"match mode", match_words, COUNT(match_words)};
-
-static const struct word action_words[] = {
-	{"read", POLICY_FILE_READ}, {"write", POLICY_FILE_WRITE}, {"exec", POLICY_FILE_EXEC}};
-static const struct choice action_choice = {"file action", action_words, COUNT(action_words)};
-
-static const struct word network_words[] = {
-	{"proxy", POLICY_NETWORK_PROXY}, {"none", POLICY_NETWORK_NONE}, {"host", POLICY_NETWORK_HOST}};
-static const struct choice network_choice = {"network mode", network_words, COUNT(network_words)};
+/* The words of each choice are the vocabulary's own tables (policy/names.c). */
+static const struct choice decision_choice = {"decision", policy_decision_words,
+					      COUNT(policy_decision_words)};
+static const struct choice match_choice = {"match mode", policy_match_words,
+					   COUNT(policy_match_words)};
+static const struct choice action_choice = {"file action", policy_file_action_words,
+					    COUNT(policy_file_action_words)};
+static const struct choice network_choice = {"network mode", policy_network_mode_words,
+					     COUNT(policy_network_mode_words)};
 
 enum rule_key { RULE_COMMAND, RULE_FILE, RULE_NETWORK, RULE_ARGS, RULE_REASON, RULE_MATCH, RULE_N };
 static const char *const rule_keys[RULE_N] = {"command", "file",   "network",
@@ -892,19 +880,15 @@ enum top_key {
 static const char *const top_keys[TOP_N] = {"version", "default", "ask_timeout", "deny",
 					    "ask",     "allow",   "sandbox",     "limits"};
 
-static const char *const action_keys[POLICY_ACTION_MAX] = {
-	[POLICY_ACTION_EXEC] = "exec",
-	[POLICY_ACTION_READ] = "read",
-	[POLICY_ACTION_WRITE] = "write",
-	[POLICY_ACTION_CONNECT] = "connect",
-};
 
 static int load_default(struct loader *ld, const struct node *n)
 {
-	static const char *const labels[POLICY_ACTION_MAX] = {
-		"'default.exec'", "'default.read'", "'default.write'", "'default.connect'"};
+	const char *keys[POLICY_ACTION_MAX];
 	struct field f[POLICY_ACTION_MAX];
 	int d;
+
+	for (int a = 0; a < POLICY_ACTION_MAX; a++)
+		keys[a] = policy_action_name((enum policy_action)a);
 
 	if (n->kind == NODE_SCALAR && !is_null(n)) {
 		if (get_choice(ld, "'default'", n, &decision_choice, &d))
@@ -919,12 +903,14 @@ static int load_default(struct loader *ld, const struct node *n)
 			       "'default' must be allow, ask or deny, or a mapping of exec, read, "
 			       "write and connect to decisions, got %s",
 			       describe(n).s);
-	if (collect(ld, n, action_keys, POLICY_ACTION_MAX, f, "'default'"))
+	if (collect(ld, n, keys, POLICY_ACTION_MAX, f, "'default'"))
 		return -1;
 	for (int a = 0; a < POLICY_ACTION_MAX; a++) {
+		char label[32];
 		if (!f[a].val)
 			continue;
-		if (get_choice(ld, labels[a], f[a].val, &decision_choice, &d))
+		snprintf(label, sizeof(label), "'default.%s'", keys[a]);
+		if (get_choice(ld, label, f[a].val, &decision_choice, &d))
 			return -1;
 		ld->p->defaults[a] = (enum policy_decision)d;
 	}
@@ -1142,13 +1128,10 @@ static int load_version(struct loader *ld, const struct node *root)
 /* The deny:, ask: and allow: lists, in file order. */
 static int load_rules(struct loader *ld, const struct node *root)
 {
-	static const char *const list_keys[POLICY_LIST_MAX] = {
-		[POLICY_LIST_DENY] = "deny", [POLICY_LIST_ASK] = "ask", [POLICY_LIST_ALLOW] = "allow"};
-
 	for (size_t i = 0; i + 1 < root->nkids; i += 2) {
 		const struct field f = {&root->kids[i], &root->kids[i + 1]};
 		for (int l = 0; l < POLICY_LIST_MAX; l++)
-			if (node_is(f.key, list_keys[l]) &&
+			if (node_is(f.key, policy_list_name((enum policy_list)l)) &&
 			    load_rule_list(ld, (enum policy_list)l, &f))
 				return -1;
 	}

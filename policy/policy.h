@@ -70,6 +70,19 @@ enum policy_action {
 #define POLICY_FILE_WRITE (1u << 1) /* create, truncate, unlink, rename, link, mkdir, chmod */
 #define POLICY_FILE_EXEC  (1u << 2)
 #define POLICY_FILE_ALL   (POLICY_FILE_READ | POLICY_FILE_WRITE | POLICY_FILE_EXEC)
+#define POLICY_FILE_ACTIONS 3 /* bits in POLICY_FILE_ALL */
+
+/*
+ * The `default:` key that decides a file action when no rule does: exactly
+ * one POLICY_FILE_* bit in, POLICY_ACTION_MAX for anything else.
+ */
+static inline enum policy_action policy_file_action_kind(unsigned action)
+{
+	return action == POLICY_FILE_READ    ? POLICY_ACTION_READ
+	       : action == POLICY_FILE_WRITE ? POLICY_ACTION_WRITE
+	       : action == POLICY_FILE_EXEC  ? POLICY_ACTION_EXEC
+					     : POLICY_ACTION_MAX;
+}
 
 /* sandbox.network */
 enum policy_network_mode {
@@ -79,6 +92,26 @@ enum policy_network_mode {
 	POLICY_NETWORK_MODE_MAX
 };
 
+/*
+ * The names of the vocabulary: one table each (policy/names.c), the words a
+ * policy file spells and the audit log writes.  A row pairs a name with its
+ * value; every table but the file actions' is in value order (row i has
+ * value i), the file actions' is in bit order (read, write, exec).
+ * tests/unit/test_names.c checks both, and that names are distinct.
+ */
+struct policy_word {
+	const char *name;
+	int value;
+};
+
+extern const struct policy_word policy_decision_words[POLICY_DECISION_MAX];
+extern const struct policy_word policy_list_words[POLICY_LIST_MAX];
+extern const struct policy_word policy_rule_kind_words[POLICY_RULE_KIND_MAX];
+extern const struct policy_word policy_match_words[POLICY_MATCH_MAX];
+extern const struct policy_word policy_action_words[POLICY_ACTION_MAX];
+extern const struct policy_word policy_file_action_words[POLICY_FILE_ACTIONS];
+extern const struct policy_word policy_network_mode_words[POLICY_NETWORK_MODE_MAX];
+
 /* Returns "allow", "ask", "deny" (or "?" out of range).  Static storage. */
 const char *policy_decision_name(enum policy_decision d);
 /* Returns "deny", "ask", "allow" (or "?").  Static storage. */
@@ -87,6 +120,22 @@ const char *policy_list_name(enum policy_list l);
 const char *policy_rule_kind_name(enum policy_rule_kind k);
 /* Returns "glob", "exact", "prefix", "regex" (or "?").  Static storage. */
 const char *policy_match_name(enum policy_match m);
+/* Returns "exec", "read", "write", "connect": the `default:` keys (or "?").  Static storage. */
+const char *policy_action_name(enum policy_action a);
+/* Returns "read", "write" or "exec" for exactly one POLICY_FILE_* bit (else "?").  Static storage. */
+const char *policy_file_action_name(unsigned action);
+/* Returns "proxy", "none", "host": `sandbox.network` (or "?").  Static storage. */
+const char *policy_network_mode_name(enum policy_network_mode m);
+
+/*
+ * The value of the row of words (n rows) named s, or -1 when none is (s NULL
+ * too).  Names compare byte for byte: "Allow" is not "allow".
+ */
+int policy_word_parse(const struct policy_word *words, size_t n, const char *s);
+/* The decision named s ("allow", "ask", "deny"), or -1. */
+int policy_decision_parse(const char *s);
+/* The POLICY_FILE_* bit named s ("read", "write", "exec"), or 0. */
+unsigned policy_file_action_parse(const char *s);
 
 /* ---- Errors ------------------------------------------------------------- */
 

@@ -161,7 +161,8 @@ static void rule_text(const struct approvals *a, int32_t rule, char *out, size_t
 /* ---- the audit log ---------------------------------------------------------------- */
 
 static void log_msg(struct approvals *a, const struct channel_msg *m, pid_t pid,
-		    enum policy_decision d, const char *by, long response_ms, const char *message)
+		    enum policy_decision d, enum channel_decided_by by, long response_ms,
+		    const char *message)
 {
 	struct audit_event ev = { .source = "shim", .pid = pid, .response_time_ms = response_ms,
 				  .message = message };
@@ -171,7 +172,7 @@ static void log_msg(struct approvals *a, const struct channel_msg *m, pid_t pid,
 	rule_text(a, m->rule, rule, sizeof rule, &ev.reason);
 	ev.rule = rule[0] ? rule : NULL;
 	ev.decision = policy_decision_name(d);
-	ev.decided_by = by;
+	ev.decided_by = channel_decided_by_name(by);
 	ev.truncated = m->flags & CHANNEL_F_TRUNCATED;
 	switch (m->source) {
 	case CHANNEL_SOURCE_EXEC: {
@@ -214,12 +215,6 @@ static void send_answer(int fd, uint32_t id, enum policy_decision d, enum channe
 		(void)channel_send_buf(fd, out, (size_t)n);
 }
 
-static const char *by_name(enum channel_decided_by by)
-{
-	static const char *const names[] = { "policy", "human", "session", "default", "timeout" };
-	return by < sizeof names / sizeof names[0] ? names[by] : "default";
-}
-
 static void note_recent(struct approvals *a, const struct pending *p, enum policy_decision d)
 {
 	struct recent *r = &a->recent[a->recent_next++ % RECENT];
@@ -248,13 +243,14 @@ static void resolve(struct approvals *a, size_t i, enum policy_decision d, enum 
 	struct pending *p = &a->queue[i];
 	note_recent(a, p, d);
 	if (p->published)
-		control_answered(a->opt.control, p->id, policy_decision_name(d), by_name(by));
+		control_answered(a->opt.control, p->id, policy_decision_name(d),
+				 channel_decided_by_name(by));
 	if (p->done) {
 		/* the caller logs its own event (the proxy: one per connection, with its bytes) */
-		p->done(p->done_arg, d, by_name(by));
+		p->done(p->done_arg, d, channel_decided_by_name(by));
 	} else {
 		send_answer(p->fd, p->m.id, d, by, p->m.rule);
-		log_msg(a, &p->m, p->pid, d, by_name(by), (long)(now_ms() - p->since_ms), NULL);
+		log_msg(a, &p->m, p->pid, d, by, (long)(now_ms() - p->since_ms), NULL);
 	}
 	a->queue_bytes -= p->len;
 	free(p->data);
@@ -534,7 +530,7 @@ static void queue_ask(struct approvals *a, const struct client *c, pid_t pid, si
 		send_answer(c->fd, m.id, POLICY_DENY, CHANNEL_BY_DEFAULT, m.rule);
 		a->counts.asked++;
 		if (flood_admit(a->ask_flood, pid, now_ms()))
-			log_msg(a, &m, pid, POLICY_DENY, "default", 0, why);
+			log_msg(a, &m, pid, POLICY_DENY, CHANNEL_BY_DEFAULT, 0, why);
 		else
 			a->counts.deny++; /* counted, summarised later */
 		return;
@@ -677,10 +673,12 @@ static void drop_client(struct approvals *a, size_t idx)
 	for (size_t i = 0; i < a->nqueue;) {
 		if (a->queue[i].fd == fd) {
 			if (a->queue[i].published)
-				control_answered(a->opt.control, a->queue[i].id, "deny", "default");
+				control_answered(a->opt.control, a->queue[i].id,
+						 policy_decision_name(POLICY_DENY),
+						 channel_decided_by_name(CHANNEL_BY_DEFAULT));
 			/* the asker is gone: the action did not happen, and the log says so */
 			if (!a->queue[i].done)
-				log_msg(a, &a->queue[i].m, a->queue[i].pid, POLICY_DENY, "default",
+				log_msg(a, &a->queue[i].m, a->queue[i].pid, POLICY_DENY, CHANNEL_BY_DEFAULT,
 					(long)(now_ms() - a->queue[i].since_ms),
 					"the asking process went away before an answer");
 			a->queue_bytes -= a->queue[i].len;
@@ -814,7 +812,7 @@ static struct policy_verdict redecide(const struct approvals *a, const struct ch
 static void log_event(struct approvals *a, const struct channel_msg *m, pid_t pid)
 {
 	if (!a->opt.img) {
-		log_msg(a, m, pid, m->decision, "policy", -1, NULL);
+		log_msg(a, m, pid, m->decision, CHANNEL_BY_POLICY, -1, NULL);
 		return;
 	}
 	const char *why;
@@ -828,7 +826,7 @@ static void log_event(struct approvals *a, const struct channel_msg *m, pid_t pi
 		if (cut && m->decision == POLICY_ALLOW)
 			snprintf(msg, sizeof msg, "arguments cut to fit the channel: decided again on "
 				 "the first %u of %u", m->argc, m->argc_total);
-		log_msg(a, m, pid, m->decision, "policy", -1,
+		log_msg(a, m, pid, m->decision, CHANNEL_BY_POLICY, -1,
 			cut && m->decision == POLICY_ALLOW ? msg : NULL);
 		return;
 	}
@@ -839,7 +837,7 @@ static void log_event(struct approvals *a, const struct channel_msg *m, pid_t pi
 		 why ? ", deny" : "");
 	fixed.decision = v.decision;
 	fixed.rule = v.rule;
-	log_msg(a, &fixed, pid, v.decision, "policy", -1, msg);
+	log_msg(a, &fixed, pid, v.decision, CHANNEL_BY_POLICY, -1, msg);
 }
 
 static void launcher_refusal(struct approvals *a, pid_t pid, const char *msg)

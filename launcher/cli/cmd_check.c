@@ -157,12 +157,10 @@ static int parse_open(struct check_args *a)
 	a->file_action = POLICY_FILE_READ;
 	for (int i = 0; i < a->nwords; i++) {
 		const char *w = a->words[i];
-		if (strcmp(w, "--read") == 0)
-			a->file_action = POLICY_FILE_READ;
-		else if (strcmp(w, "--write") == 0)
-			a->file_action = POLICY_FILE_WRITE;
-		else if (strcmp(w, "--exec") == 0)
-			a->file_action = POLICY_FILE_EXEC;
+		/* --read, --write, --exec: the file actions' names */
+		unsigned bit = strncmp(w, "--", 2) == 0 ? policy_file_action_parse(w + 2) : 0;
+		if (bit)
+			a->file_action = bit;
 		else if (strncmp(w, "--", 2) == 0)
 			return usage_error("unknown option for open: %s (write ./%s for such a file)", w,
 					   w);
@@ -225,28 +223,16 @@ static void print_quoted(const char *label, const char *s)
 	putchar('"');
 }
 
-static const char *file_action_name(unsigned action)
-{
-	switch (action) {
-	case POLICY_FILE_WRITE:
-		return "write";
-	case POLICY_FILE_EXEC:
-		return "exec";
-	default:
-		return "read";
-	}
-}
-
 /* Writes a rule's file actions as "read,write" into buf. */
 static void format_actions(unsigned actions, char *buf, size_t size)
 {
-	static const unsigned bits[] = { POLICY_FILE_READ, POLICY_FILE_WRITE, POLICY_FILE_EXEC };
 	buf[0] = '\0';
-	for (size_t i = 0; i < sizeof(bits) / sizeof(bits[0]); i++) {
-		if (!(actions & bits[i]))
+	for (size_t i = 0; i < POLICY_FILE_ACTIONS; i++) {
+		const struct policy_word *w = &policy_file_action_words[i];
+		if (!(actions & (unsigned)w->value))
 			continue;
 		size_t n = strlen(buf);
-		snprintf(buf + n, size - n, "%s%s", n ? "," : "", file_action_name(bits[i]));
+		snprintf(buf + n, size - n, "%s%s", n ? "," : "", w->name);
 	}
 }
 
@@ -274,8 +260,10 @@ static void print_rule(const struct policy_rule_info *r)
 }
 
 static void print_default(const struct policy_image *img, enum policy_action kind,
-			  const char *kind_name, enum policy_decision d)
+			  enum policy_decision d)
 {
+	const char *kind_name = policy_action_name(kind);
+
 	if (policy_image_default(img, kind) != d) {
 		printf("  rule:   none\n  reason: the engine could not evaluate the action: fail closed\n");
 		return;
@@ -286,14 +274,13 @@ static void print_default(const struct policy_image *img, enum policy_action kin
 }
 
 /* Prints the verdict's explanation and returns the exit status it maps to. */
-static int report(const struct policy_image *img, struct policy_verdict v, enum policy_action kind,
-		  const char *kind_name)
+static int report(const struct policy_image *img, struct policy_verdict v, enum policy_action kind)
 {
 	struct policy_rule_info info;
 	if (v.rule >= 0 && policy_rule_describe(img, v.rule, &info) == 0)
 		print_rule(&info);
 	else
-		print_default(img, kind, kind_name, v.decision);
+		print_default(img, kind, v.decision);
 	switch (v.decision) {
 	case POLICY_ALLOW:
 		return AIRLOCK_EXIT_OK;
@@ -325,20 +312,7 @@ static int check_exec(const struct policy_source *src, const struct check_args *
 		print_escaped(a->words[i], false);
 	}
 	putchar('\n');
-	return report(src->img, v, POLICY_ACTION_EXEC, "exec");
-}
-
-/* The `default:` key that applies to a file action. */
-static enum policy_action default_kind(unsigned file_action)
-{
-	switch (file_action) {
-	case POLICY_FILE_WRITE:
-		return POLICY_ACTION_WRITE;
-	case POLICY_FILE_EXEC:
-		return POLICY_ACTION_EXEC;
-	default:
-		return POLICY_ACTION_READ;
-	}
+	return report(src->img, v, POLICY_ACTION_EXEC);
 }
 
 static int check_open(const struct policy_source *src, const struct check_args *a)
@@ -351,13 +325,14 @@ static int check_open(const struct policy_source *src, const struct check_args *
 		return AIRLOCK_EXIT_FAILURE;
 	}
 	struct policy_verdict v = policy_decide_open(src->img, path, a->file_action);
-	const char *name = file_action_name(a->file_action);
 	/* "execute", not "exec": the header of a command check starts with "exec". */
-	print_header(v.decision, a->file_action == POLICY_FILE_EXEC ? "execute" : name);
+	print_header(v.decision, a->file_action == POLICY_FILE_EXEC
+					 ? "execute"
+					 : policy_file_action_name(a->file_action));
 	putchar(' ');
 	print_escaped(path, false);
 	putchar('\n');
-	return report(src->img, v, default_kind(a->file_action), name);
+	return report(src->img, v, policy_file_action_kind(a->file_action));
 }
 
 static int check_connect(const struct policy_source *src, const struct check_args *a)
@@ -368,7 +343,7 @@ static int check_connect(const struct policy_source *src, const struct check_arg
 	putchar(' ');
 	print_escaped(a->words[0], false);
 	putchar('\n');
-	return report(src->img, v, POLICY_ACTION_CONNECT, "connect");
+	return report(src->img, v, POLICY_ACTION_CONNECT);
 }
 
 static int validate(const struct policy_source *src)
