@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/grow.h"
 #include "policy/glob.h"
 #include "policy/image_format.h"
 #include "policy/netaddr.h"
@@ -43,14 +44,10 @@ static int buf_put(struct buf *b, const void *p, size_t n, uint32_t *off)
 	if (b->len + n > IMAGE_MAX)
 		return -E2BIG;
 	if (b->len + n > b->cap) {
-		size_t cap = b->cap ? b->cap : 256;
-		while (cap < b->len + n)
-			cap *= 2;
-		uint8_t *d = realloc(b->data, cap);
+		uint8_t *d = grow_array(b->data, &b->cap, b->len + n, 1, 256);
 		if (!d)
 			return -ENOMEM;
 		b->data = d;
-		b->cap = cap;
 	}
 	if (off)
 		*off = (uint32_t)b->len;
@@ -91,12 +88,10 @@ static int add_entry(struct compiler *c, enum pimg_section table, const char *ke
 		     uint32_t id, uint8_t list)
 {
 	if (c->nentries == c->centries) {
-		size_t n = c->centries ? c->centries * 2 : 64;
-		struct entry *e = realloc(c->entries, n * sizeof *e);
+		struct entry *e = grow_array(c->entries, &c->centries, c->nentries + 1, sizeof *e, 64);
 		if (!e)
 			return -ENOMEM;
 		c->entries = e;
-		c->centries = n;
 	}
 	struct entry *e = &c->entries[c->nentries];
 	int r = add_string_n(c, key, klen, &e->key);
@@ -113,12 +108,10 @@ static int add_entry(struct compiler *c, enum pimg_section table, const char *ke
 static int add_scan(struct compiler *c, enum pimg_section sec, uint32_t id)
 {
 	if (c->nscan[sec] == c->cscan[sec]) {
-		size_t n = c->cscan[sec] ? c->cscan[sec] * 2 : 16;
-		uint32_t *v = realloc(c->scan[sec], n * sizeof *v);
+		uint32_t *v = grow_array(c->scan[sec], &c->cscan[sec], c->nscan[sec] + 1, sizeof *v, 16);
 		if (!v)
 			return -ENOMEM;
 		c->scan[sec] = v;
-		c->cscan[sec] = n;
 	}
 	c->scan[sec][c->nscan[sec]++] = id;
 	return 0;
@@ -482,94 +475,90 @@ static int build_table(struct compiler *c, const struct entry *e, size_t n, stru
 	return r;
 }
 
-static bool is_table(enum pimg_section s)
+/* The key lengths PIMG_SEC_FILE_CPREFIX holds in entries [start, end): bit k-1 for k bytes. */
+static uint8_t cprefix_lens(const struct compiler *c, size_t start, size_t end)
 {
-	return s == PIMG_SEC_EXEC_NAME || s == PIMG_SEC_EXEC_PATH || s == PIMG_SEC_FILE_DIR ||
-	       s == PIMG_SEC_FILE_COMP || s == PIMG_SEC_FILE_EXT || s == PIMG_SEC_FILE_CPREFIX ||
-	       s == PIMG_SEC_NET_NAME ||
-	       s == PIMG_SEC_NET_SUFFIX;
+	uint8_t lens = 0;
+	for (size_t k = start; k < end; k++)
+		lens |= (uint8_t)(1u << (strlen((char *)c->strings.data + c->entries[k].key) - 1));
+	return lens;
+}
+
+/* Sorts the index entries and scans, then builds each index section into sec[], its filter into h. */
+static int build_indexes(struct compiler *c, struct buf sec[PIMG_SEC_MAX], struct pimg_header *h)
+{
+	size_t start = 0;
+	int r = 0;
+	sort_ctx = c;
+	if (c->nentries)
+		qsort(c->entries, c->nentries, sizeof *c->entries, cmp_entry);
+	for (int s = 0; s < PIMG_SEC_MAX && !r; s++) {
+		if (pimg_sections[s].entry == PIMG_E_BUCKET) {
+			size_t end = start;
+			while (end < c->nentries && c->entries[end].table == s)
+				end++;
+			if (end > start)
+				r = build_table(c, c->entries + start, end - start, &sec[PIMG_SEC_IDS],
+						&sec[s], h->filter[s]);
+			if (s == PIMG_SEC_FILE_CPREFIX)
+				h->cprefix_lens = cprefix_lens(c, start, end);
+			start = end;
+		} else if (pimg_sections[s].kind >= 0 && c->nscan[s]) {
+			qsort(c->scan[s], c->nscan[s], sizeof(uint32_t), cmp_id);
+			r = buf_put(&sec[s], c->scan[s], c->nscan[s] * sizeof(uint32_t), NULL);
+		}
+	}
+	return r;
+}
+
+/* Lays the header h and the sections out in one 8-byte aligned blob, checksummed. */
+static int write_image(const struct compiler *c, const struct buf sec[PIMG_SEC_MAX],
+		       struct pimg_header *h, void **image, size_t *size)
+{
+	size_t hsize = align8(sizeof *h), total = hsize, off = hsize;
+	for (int s = 0; s < PIMG_SEC_MAX; s++)
+		total += align8(sec[s].len);
+	if (total > IMAGE_MAX)
+		return -E2BIG;
+	uint8_t *img = aligned_alloc(8, total);
+	if (!img)
+		return -ENOMEM;
+	memset(img, 0, total);
+	for (int s = 0; s < PIMG_SEC_MAX; s++) {
+		h->sec[s].offset = (uint32_t)off;
+		h->sec[s].count = (uint32_t)(sec[s].len / pimg_entry_size((enum pimg_section)s));
+		if (sec[s].len)
+			memcpy(img + off, sec[s].data, sec[s].len);
+		off += align8(sec[s].len);
+	}
+	memcpy(h->magic, PIMG_MAGIC, sizeof h->magic);
+	h->version = PIMG_VERSION;
+	h->size = (uint32_t)total;
+	h->nrules = (uint32_t)c->p->nrules;
+	h->ask_timeout = c->p->ask_timeout;
+	for (int a = 0; a < POLICY_ACTION_MAX; a++)
+		h->defaults[a] = (uint8_t)c->p->defaults[a];
+	h->source = 0; /* the source name is the first string */
+	h->checksum = pimg_checksum(img + hsize, total - hsize);
+	memcpy(img, h, sizeof *h);
+	*image = img;
+	*size = total;
+	return 0;
 }
 
 static int assemble(struct compiler *c, void **image, size_t *size)
 {
 	struct buf sec[PIMG_SEC_MAX];
 	struct pimg_header h;
-	int r = 0;
 	memset(sec, 0, sizeof sec);
 	memset(&h, 0, sizeof h);
-	sort_ctx = c;
-	if (c->nentries)
-		qsort(c->entries, c->nentries, sizeof *c->entries, cmp_entry);
-	size_t start = 0;
-	for (int s = 0; s < PIMG_SEC_MAX && !r; s++) {
-		if (is_table((enum pimg_section)s)) {
-			size_t end = start;
-			while (end < c->nentries && c->entries[end].table == s)
-				end++;
-			r = end == start ? 0
-					 : build_table(c, c->entries + start, end - start,
-						       &sec[PIMG_SEC_IDS], &sec[s], h.filter[s]);
-			for (size_t k = start; s == PIMG_SEC_FILE_CPREFIX && k < end; k++)
-				h.cprefix_lens |= (uint8_t)(1u << (strlen((char *)c->strings.data +
-									   c->entries[k].key) - 1));
-			start = end;
-		} else if (c->nscan[s]) {
-			qsort(c->scan[s], c->nscan[s], sizeof(uint32_t), cmp_id);
-			r = buf_put(&sec[s], c->scan[s], c->nscan[s] * 4, NULL);
-		}
-	}
+	int r = build_indexes(c, sec, &h);
 	sec[PIMG_SEC_RULES] = c->rules;
 	sec[PIMG_SEC_STRINGS] = c->strings;
 	sec[PIMG_SEC_PROGS] = c->progs;
-	size_t total = align8(sizeof h);
-	for (int s = 0; s < PIMG_SEC_MAX; s++)
-		total += align8(sec[s].len);
-	if (!r && total > IMAGE_MAX)
-		r = -E2BIG;
-	uint8_t *img = r ? NULL : aligned_alloc(8, total);
-	if (!r && !img)
-		r = -ENOMEM;
-	if (!r) {
-		memset(img, 0, total);
-		size_t off = align8(sizeof h);
-		static const size_t entry_size[PIMG_SEC_MAX] = {
-			[PIMG_SEC_RULES] = sizeof(struct pimg_rule),
-			[PIMG_SEC_STRINGS] = 1,
-			[PIMG_SEC_IDS] = 4,
-			[PIMG_SEC_PROGS] = 1,
-			[PIMG_SEC_EXEC_NAME] = sizeof(struct pimg_bucket),
-			[PIMG_SEC_EXEC_PATH] = sizeof(struct pimg_bucket),
-			[PIMG_SEC_EXEC_SCAN] = 4,
-			[PIMG_SEC_FILE_DIR] = sizeof(struct pimg_bucket),
-			[PIMG_SEC_FILE_COMP] = sizeof(struct pimg_bucket),
-			[PIMG_SEC_FILE_EXT] = sizeof(struct pimg_bucket),
-			[PIMG_SEC_FILE_CPREFIX] = sizeof(struct pimg_bucket),
-			[PIMG_SEC_FILE_SCAN] = 4,
-			[PIMG_SEC_NET_NAME] = sizeof(struct pimg_bucket),
-			[PIMG_SEC_NET_SUFFIX] = sizeof(struct pimg_bucket),
-			[PIMG_SEC_NET_SCAN] = 4,
-			[PIMG_SEC_NET_ADDR] = 4,
-		};
-		for (int s = 0; s < PIMG_SEC_MAX; s++) {
-			h.sec[s].offset = (uint32_t)off;
-			h.sec[s].count = (uint32_t)(sec[s].len / entry_size[s]);
-			if (sec[s].len)
-				memcpy(img + off, sec[s].data, sec[s].len);
-			off += align8(sec[s].len);
-		}
-		memcpy(h.magic, PIMG_MAGIC, sizeof h.magic);
-		h.version = PIMG_VERSION;
-		h.size = (uint32_t)total;
-		h.nrules = (uint32_t)c->p->nrules;
-		h.ask_timeout = c->p->ask_timeout;
-		for (int a = 0; a < POLICY_ACTION_MAX; a++)
-			h.defaults[a] = (uint8_t)c->p->defaults[a];
-		h.source = 0; /* the source name is the first string */
-		h.checksum = pimg_checksum(img + align8(sizeof h), total - align8(sizeof h));
-		memcpy(img, &h, sizeof h);
-		*image = img;
-		*size = total;
-	}
+	if (!r)
+		r = write_image(c, sec, &h, image, size);
+	/* the rules, strings and programs are the compiler's: policy_compile() frees them */
 	for (int s = 0; s < PIMG_SEC_MAX; s++)
 		if (s != PIMG_SEC_RULES && s != PIMG_SEC_STRINGS && s != PIMG_SEC_PROGS)
 			free(sec[s].data);

@@ -47,54 +47,6 @@ static int bad(char *errbuf, size_t errlen, const char *what)
 	return -EINVAL;
 }
 
-static size_t entry_size(enum pimg_section s)
-{
-	switch (s) {
-	case PIMG_SEC_RULES:
-		return sizeof(struct pimg_rule);
-	case PIMG_SEC_STRINGS:
-	case PIMG_SEC_PROGS:
-		return 1;
-	case PIMG_SEC_IDS:
-	case PIMG_SEC_EXEC_SCAN:
-	case PIMG_SEC_FILE_SCAN:
-	case PIMG_SEC_NET_SCAN:
-	case PIMG_SEC_NET_ADDR:
-		return 4;
-	default:
-		return sizeof(struct pimg_bucket);
-	}
-}
-
-/* The rule kind every id in a section must have, or -1 for sections of no ids. */
-static int section_kind(enum pimg_section s)
-{
-	switch (s) {
-	case PIMG_SEC_EXEC_NAME:
-	case PIMG_SEC_EXEC_PATH:
-	case PIMG_SEC_EXEC_SCAN:
-		return POLICY_RULE_COMMAND;
-	case PIMG_SEC_FILE_DIR:
-	case PIMG_SEC_FILE_COMP:
-	case PIMG_SEC_FILE_EXT:
-	case PIMG_SEC_FILE_CPREFIX:
-	case PIMG_SEC_FILE_SCAN:
-		return POLICY_RULE_FILE;
-	case PIMG_SEC_NET_NAME:
-	case PIMG_SEC_NET_SUFFIX:
-	case PIMG_SEC_NET_SCAN:
-	case PIMG_SEC_NET_ADDR:
-		return POLICY_RULE_NETWORK;
-	default:
-		return -1;
-	}
-}
-
-static bool is_bucket_section(enum pimg_section s)
-{
-	return section_kind(s) >= 0 && entry_size(s) == sizeof(struct pimg_bucket);
-}
-
 static bool valid_str(const struct policy_image *img, uint32_t off)
 {
 	/* the strings section ends in NUL (checked first), so any in-range offset is terminated */
@@ -178,7 +130,7 @@ static bool valid_table(const struct policy_image *img, enum pimg_section s)
 			continue;
 		}
 		if (!valid_str(img, t[i].key) || t[i].ids > nids || t[i].nids > nids - t[i].ids ||
-		    !valid_run(img, ids + t[i].ids, t[i].nids, section_kind(s)))
+		    !valid_run(img, ids + t[i].ids, t[i].nids, pimg_sections[s].kind))
 			return false;
 	}
 	return n == 0 || empty > 0;
@@ -207,7 +159,8 @@ int policy_image_open(const void *buf, size_t size, const struct policy_image **
 	if (pimg_checksum((const char *)buf + hsize, size - hsize) != h->checksum)
 		return bad(errbuf, errlen, "checksum mismatch");
 	for (int s = 0; s < PIMG_SEC_MAX; s++) {
-		uint64_t off = h->sec[s].offset, len = (uint64_t)h->sec[s].count * entry_size(s);
+		uint64_t off = h->sec[s].offset,
+			 len = (uint64_t)h->sec[s].count * pimg_entry_size((enum pimg_section)s);
 		if (off < hsize || (off & 7) || off > size || len > size - off)
 			return bad(errbuf, errlen, "section out of bounds");
 	}
@@ -225,10 +178,10 @@ int policy_image_open(const void *buf, size_t size, const struct policy_image **
 		if (!valid_rule(img, rule_at(img, i)))
 			return bad(errbuf, errlen, "rule");
 	for (int s = 0; s < PIMG_SEC_MAX; s++) {
-		int kind = section_kind((enum pimg_section)s);
+		int kind = pimg_sections[s].kind;
 		if (kind < 0)
 			continue;
-		if (is_bucket_section((enum pimg_section)s) ? !valid_table(img, (enum pimg_section)s)
+		if (pimg_sections[s].entry == PIMG_E_BUCKET ? !valid_table(img, (enum pimg_section)s)
 			: !valid_run(img, sec_ptr(img, (enum pimg_section)s), h->sec[s].count, kind))
 			return bad(errbuf, errlen, "index");
 	}

@@ -2,7 +2,11 @@
 #ifndef AIRLOCK_POLICY_IMAGE_FORMAT_H
 #define AIRLOCK_POLICY_IMAGE_FORMAT_H
 
+#include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
+
+#include "policy/policy.h"
 
 /*
  * An image is one blob, native byte order, every structure 8-byte aligned:
@@ -43,6 +47,46 @@ enum pimg_section {
 	PIMG_SEC_NET_SCAN,   /* ids: "*" and other host globs */
 	PIMG_SEC_NET_ADDR,   /* ids: IP literal and CIDR rules */
 	PIMG_SEC_MAX
+};
+
+/* The shape of a section's entries. */
+enum pimg_entry {
+	PIMG_E_BYTE = 0, /* bytes (strings, programs) */
+	PIMG_E_RULE,     /* struct pimg_rule */
+	PIMG_E_ID,       /* uint32_t rule id */
+	PIMG_E_BUCKET,   /* struct pimg_bucket: a hash table, a power of two of them */
+};
+
+/* What one section holds, as the compiler writes it and the validator checks it. */
+struct pimg_section_info {
+	const char *name;     /* for messages and tests */
+	enum pimg_entry entry;
+	int kind;             /* enum policy_rule_kind of every rule an index names; -1: not an index */
+};
+
+/*
+ * One row per enum pimg_section, in its order.  An index (kind >= 0) is a
+ * hash table (PIMG_E_BUCKET) whose buckets name runs in PIMG_SEC_IDS, or a
+ * scan (PIMG_E_ID), itself one run.  PIMG_SEC_IDS is not an index of its
+ * own: its runs are checked through the buckets that name them.
+ */
+static const struct pimg_section_info pimg_sections[PIMG_SEC_MAX] = {
+	[PIMG_SEC_RULES] = { "rules", PIMG_E_RULE, -1 },
+	[PIMG_SEC_STRINGS] = { "strings", PIMG_E_BYTE, -1 },
+	[PIMG_SEC_IDS] = { "ids", PIMG_E_ID, -1 },
+	[PIMG_SEC_PROGS] = { "progs", PIMG_E_BYTE, -1 },
+	[PIMG_SEC_EXEC_NAME] = { "exec_name", PIMG_E_BUCKET, POLICY_RULE_COMMAND },
+	[PIMG_SEC_EXEC_PATH] = { "exec_path", PIMG_E_BUCKET, POLICY_RULE_COMMAND },
+	[PIMG_SEC_EXEC_SCAN] = { "exec_scan", PIMG_E_ID, POLICY_RULE_COMMAND },
+	[PIMG_SEC_FILE_DIR] = { "file_dir", PIMG_E_BUCKET, POLICY_RULE_FILE },
+	[PIMG_SEC_FILE_COMP] = { "file_comp", PIMG_E_BUCKET, POLICY_RULE_FILE },
+	[PIMG_SEC_FILE_EXT] = { "file_ext", PIMG_E_BUCKET, POLICY_RULE_FILE },
+	[PIMG_SEC_FILE_CPREFIX] = { "file_cprefix", PIMG_E_BUCKET, POLICY_RULE_FILE },
+	[PIMG_SEC_FILE_SCAN] = { "file_scan", PIMG_E_ID, POLICY_RULE_FILE },
+	[PIMG_SEC_NET_NAME] = { "net_name", PIMG_E_BUCKET, POLICY_RULE_NETWORK },
+	[PIMG_SEC_NET_SUFFIX] = { "net_suffix", PIMG_E_BUCKET, POLICY_RULE_NETWORK },
+	[PIMG_SEC_NET_SCAN] = { "net_scan", PIMG_E_ID, POLICY_RULE_NETWORK },
+	[PIMG_SEC_NET_ADDR] = { "net_addr", PIMG_E_ID, POLICY_RULE_NETWORK },
 };
 
 struct pimg_section_desc {
@@ -134,6 +178,21 @@ struct pimg_bucket {
 	uint32_t ids;  /* first entry in PIMG_SEC_IDS */
 	uint32_t nids;
 };
+
+/* Bytes per entry of section s: what its count counts. */
+static inline size_t pimg_entry_size(enum pimg_section s)
+{
+	switch (pimg_sections[s].entry) {
+	case PIMG_E_RULE:
+		return sizeof(struct pimg_rule);
+	case PIMG_E_ID:
+		return sizeof(uint32_t);
+	case PIMG_E_BUCKET:
+		return sizeof(struct pimg_bucket);
+	default:
+		return 1;
+	}
+}
 
 /* FNV-1a, 32 bits, over len bytes. */
 static inline uint32_t pimg_hash(const char *s, size_t len)
