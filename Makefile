@@ -122,6 +122,8 @@ $(BUILD)/tests/test_seccomp: launcher/sandbox/seccomp.c
 $(BUILD)/tests/test_seccomp: UNIT_EXTRA := $(LAUNCHER_LIBS)
 $(BUILD)/tests/test_audit: $(BUILD)/launcher/log/audit.o
 $(BUILD)/tests/test_audit: UNIT_EXTRA := $(BUILD)/launcher/log/audit.o $(LAUNCHER_LIBS)
+$(BUILD)/tests/test_vterm: $(BUILD)/launcher/approvals/vterm.o
+$(BUILD)/tests/test_vterm: UNIT_EXTRA := $(BUILD)/launcher/approvals/vterm.o
 $(BUILD)/tests/test_sandbox: $(BUILD)/launcher/sandbox/sandbox.o $(BUILD)/launcher/sandbox/env.o
 # The session's hub as `airlock run` wires it: the control socket, the approvals, the log.
 HUB_OBJS := $(addprefix $(BUILD)/launcher/,approvals/control.o approvals/control_client.o \
@@ -175,7 +177,8 @@ tui-tests: all
 
 # The unit tests, and the TUI against the fake session, under ASan+UBSan.
 check-asan:
-	@$(MAKE) --no-print-directory BUILD=build/asan SAN=1 OPT=-O1 run-unit build/asan/launcher/approvals/tui.o
+	@$(MAKE) --no-print-directory BUILD=build/asan SAN=1 OPT=-O1 run-unit \
+		$(addprefix build/asan/launcher/approvals/,tui.o tui_model.o tui_draw.o tui_keys.o vterm.o)
 	@NO_REAL=1 tests/tui/run.sh build/asan
 
 check: deps

@@ -10,7 +10,8 @@
  * tui_run() returns, prints "tui-end=S session=ID" (its end_status and session_id outputs) and
  * "tui-exit=N", and exits with N.
  *
- * Built by run.sh: cc -I. tests/tui/driver.c BUILD/launcher/tui.o -ljson-c -lncursesw -ltinfo
+ * Built by run.sh: cc -I. tests/tui/driver.c BUILD/launcher/approvals/{tui,tui_model,tui_draw,tui_keys,vterm}.o
+ *   -ljson-c -lncursesw -ltinfo -lutil
  */
 #include <errno.h>
 #include <pty.h>

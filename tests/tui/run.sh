@@ -2,9 +2,10 @@
 # run.sh — TAP tests of the approval TUI (launcher/approvals/tui.c), driven for real in tmux: each case
 # starts a pane running the TUI, types into it with send-keys and reads it with capture-pane.
 #
-# Usage: tests/tui/run.sh BUILD_DIR      (BUILD_DIR holds launcher/tui.o, as `make` builds it)
+# Usage: tests/tui/run.sh BUILD_DIR      (BUILD_DIR holds the TUI's objects, launcher/approvals/tui*.o
+# and vterm.o, as `make` builds them)
 #
-# The TUI runs through tests/tui/driver.c (compiled here against BUILD_DIR/launcher/tui.o),
+# The TUI runs through tests/tui/driver.c (compiled here against those objects),
 # connected to tests/tui/fake_session.py, a fake session speaking the control protocol that
 # records every line the TUI sends.  TUI_ATTACH=1 runs `BUILD_DIR/airlock attach SOCKET`
 # instead of the driver for the cases that do not need the agent's terminal.
@@ -51,7 +52,13 @@ skip_all()
 command -v tmux >/dev/null 2>&1 || skip_all "tmux is not installed (apt-get install tmux)"
 PY=/usr/bin/python3
 [ -x "$PY" ] || PY=$(command -v python3) || skip_all "python3 is not installed"
-[ -f "$BUILD/launcher/tui.o" ] || skip_all "$BUILD/launcher/tui.o is missing (run make first)"
+# the TUI's objects (launcher/approvals/tui_state.h names its files)
+TUI_OBJS=""
+for o in tui tui_model tui_draw tui_keys vterm; do
+	[ -f "$BUILD/launcher/approvals/$o.o" ] ||
+		skip_all "$BUILD/launcher/approvals/$o.o is missing (run make first)"
+	TUI_OBJS="$TUI_OBJS $BUILD/launcher/approvals/$o.o"
+done
 
 T=$(mktemp -d "${TMPDIR:-/tmp}/airlock-tui-test.XXXXXX")
 TS=airlock-test-$$
@@ -76,7 +83,7 @@ CURSES=$(pkg-config --libs ncursesw 2>/dev/null || echo "-lncursesw -ltinfo")
 JSONC=$(pkg-config --libs json-c 2>/dev/null || echo "-ljson-c")
 SANFLAGS=""
 # a sanitizer build (make SAN=1 BUILD=...): the driver links the runtime, reports go to files
-if nm "$BUILD/launcher/tui.o" 2>/dev/null | grep -q __asan_; then
+if nm "$BUILD/launcher/approvals/tui.o" 2>/dev/null | grep -q __asan_; then
 	SANFLAGS="-fsanitize=address,undefined"
 	# ncurses keeps its "prescreen" when newterm() fails (an unknown TERM): not ours to free
 	echo "leak:new_prescr" >"$T/lsan.supp"
@@ -85,7 +92,7 @@ if nm "$BUILD/launcher/tui.o" 2>/dev/null | grep -q __asan_; then
 fi
 # shellcheck disable=SC2086
 if ! ${CC:-cc} $SANFLAGS -std=gnu11 -D_GNU_SOURCE -I"$ROOT" -o "$DRIVER" "$HERE/driver.c" \
-	"$BUILD/launcher/tui.o" $JSONC $CURSES -lutil >"$T/driver.log" 2>&1; then
+	$TUI_OBJS $JSONC $CURSES -lutil >"$T/driver.log" 2>&1; then
 	sed 's/^/# /' "$T/driver.log"
 	tap_not_ok "the test driver builds" "$(cat "$T/driver.log")"
 	tap_plan_end
