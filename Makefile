@@ -138,6 +138,9 @@ $(BUILD)/tests/test_netns: UNIT_EXTRA := $(BUILD)/launcher/sandbox/netns.o $(BUI
 	$(LAUNCHER_LIBS) $(CURSES_LIBS)
 $(BUILD)/tests/test_sandbox: UNIT_EXTRA := $(BUILD)/launcher/sandbox/sandbox.o $(BUILD)/launcher/sandbox/env.o \
 	$(LAUNCHER_LIBS)
+# The PATH search against execvp(3) and the launcher's canon_program() (the shim's is the same search).
+$(BUILD)/tests/test_pathsearch: $(BUILD)/launcher/cli/program.o
+$(BUILD)/tests/test_pathsearch: UNIT_EXTRA := $(BUILD)/launcher/cli/program.o $(BUILD)/libairlock-core.a
 
 # Test helpers that play other parts (the launcher's channel server, an image compiler).
 $(BUILD)/tests/%: tests/support/%.c $(BUILD)/libairlock-policy.a $(BUILD)/libairlock-core.a

@@ -11,6 +11,7 @@
 
 #include "core/canon.h"
 #include "core/loader.h"
+#include "core/pathsearch.h"
 #include "preload/shim.h"
 
 #define PATH_BUF 4096
@@ -116,30 +117,13 @@ static void env_done(struct env_room *r)
 
 /* ---- PATH search, as execvp(3) and posix_spawnp(3) do it -------------------------- */
 
-/* The first executable `file` along $PATH (default path when unset), into out; false if none. */
-static bool search_path(const char *file, char *out, size_t outlen)
-{
-	const char *p = getenv("PATH");
-	if (!p)
-		p = "/usr/local/bin:/bin:/usr/bin";
-	for (;;) {
-		size_t n = strcspn(p, ":");
-		int len = n ? snprintf(out, outlen, "%.*s/%s", (int)n, p, file)
-			    : snprintf(out, outlen, "%s", file);
-		if (len > 0 && (size_t)len < outlen &&
-		    syscall(SYS_faccessat, AT_FDCWD, out, X_OK, 0) == 0)
-			return true;
-		if (p[n] == '\0')
-			return false;
-		p += n + 1;
-	}
-}
-
 /* Decides an execvp-style start of file: searched along PATH when it has no '/'. */
 static enum policy_decision decide_execp(const char *file, char *const argv[])
 {
 	char found[PATH_BUF];
-	if (file && !strchr(file, '/') && file[0] && search_path(file, found, sizeof found))
+	/* the search `airlock run` and `airlock check` resolve a command name with (core/pathsearch.h) */
+	if (file && !strchr(file, '/') && file[0] &&
+	    path_search(file, getenv("PATH"), found, sizeof found) > 0)
 		return decide_exec(AT_FDCWD, found, argv, 0);
 	return decide_exec(AT_FDCWD, file, argv, 0);
 }

@@ -123,9 +123,9 @@ int policy_source_report(enum policy_source_status status, const struct policy_e
  * Returns the program execve(2) would run for cmd, as the shim sees it:
  * when cmd holds a '/', cmd made absolute against the current directory and
  * lexically normalised (symlinks are not resolved: `python3` must not become
- * `python3.11`); otherwise the first dir/cmd in $PATH (confstr(3) _CS_PATH
- * when PATH is unset) that is an executable regular file, and cmd itself when
- * none is.  Returns a malloc'ed string, or NULL with errno ENOMEM,
+ * `python3.11`); otherwise what path_search() (core/pathsearch.h, the shim's
+ * own search) finds along $PATH, made absolute the same way, and cmd itself
+ * when it finds nothing.  Returns a malloc'ed string, or NULL with errno ENOMEM,
  * ENAMETOOLONG or getcwd(3)'s errors.
  */
 char *canon_program(const char *cmd);
