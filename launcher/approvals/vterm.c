@@ -211,10 +211,22 @@ static void erase_in_line(struct vterm *vt, int n)
 		l->len = 0;
 }
 
+/*
+ * The first parameter of the CSI sequence (after a private marker '?'), 0 when absent.  A huge
+ * one saturates at +-PARAM_MAX (atoi's overflow is undefined, and wrapped 2^32 + 1 to 1).
+ */
+#define PARAM_MAX 65535
+static int first_param(const struct vterm *vt)
+{
+	bool priv = vt->csilen > 0 && vt->csi[0] == '?';
+	long n = strtol(vt->csi + (priv ? 1 : 0), NULL, 10);
+	return n > PARAM_MAX ? PARAM_MAX : n < -PARAM_MAX ? -PARAM_MAX : (int)n;
+}
+
 static void csi_dispatch(struct vterm *vt, unsigned char final)
 {
 	bool priv = vt->csilen > 0 && vt->csi[0] == '?';
-	int n = atoi(vt->csi + (priv ? 1 : 0));
+	int n = first_param(vt);
 	switch (final) {
 	case 'K':
 		erase_in_line(vt, n);

@@ -13,7 +13,8 @@
  * 2: all of it); CSI G (column, 1-based), CSI C and CSI D (forward, back; not
  * past either edge); CSI ? 1 h / l (DECCKM: whether arrows go back as ESC O x).
  * Only the first parameter counts; an absent or zero one counts as the
- * default.  Control characters inside a CSI sequence act as outside it.
+ * default, a huge one as 65535 (a move then stops at the line's edge).
+ * Control characters inside a CSI sequence act as outside it.
  *
  * What it drops: every other CSI sequence (SGR colours and attributes, cursor
  * up/down, erase in display...), OSC strings (ended by BEL or ST), DCS, SOS,

@@ -122,6 +122,16 @@ static const struct row rows[] = {
 	ROW("only the first parameter counts", "aXc", 1, F("abc\033[2;5GX")),
 	ROW("cursor up and down are dropped", "abc", 1, F("a\033[2Ab\033[Bc")),
 
+	/* huge parameters saturate: no overflow, no wrapping round to a small number */
+	ROW("CSI C: 20 digits, to the last column", "a        X", 1, R(10), F("a\033[99999999999999999999CX")),
+	ROW("CSI C: 2^32 + 1, to the last column", "a        X", 1, R(10), F("a\033[4294967297CX")),
+	ROW("CSI G: 2^31, the last column", "abc      X", 1, R(10), F("abc\033[2147483648GX")),
+	ROW("CSI D: 2^32 + 1, to column 0", "Xbc", 1, F("abc\033[4294967297DX")),
+	ROW("more digits than are kept", "a        X", 1, R(10),
+	    F("a\033[1234567890123456789012345678901234567890CX")),
+	ROW("CSI K: a huge parameter erases nothing", "abc", 1, F("abc\033[2D\033[4294967296K")),
+	ROW("a huge negative parameter as the default", "aX", 1, F("ab\033[-99999999999999999999DX")),
+
 	/* erase in line */
 	ROW("CSI K: from the cursor to the end", "ab", 1, F("abcdef\033[3G\033[K")),
 	ROW("CSI 0 K: the same", "ab", 1, F("abcdef\033[3G\033[0K")),
