@@ -1,13 +1,11 @@
 /* approve.c — the launcher's channel server: logs shim events, queues asks, answers them (human, session memory, headless rule, timeout). */
 #include <errno.h>
 #include <fcntl.h>
-#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
-#include <termios.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -15,10 +13,10 @@
 #include "launcher/approvals/flood.h"
 #include "launcher/log/audit.h"
 #include "launcher/approvals/approve.h"
+#include "launcher/approvals/prompt.h"
+#include "launcher/approvals/redecide.h"
 #include "proxy/accept.h"
-#include "core/canon.h"
 #include "core/channel.h"
-#include "core/loader.h"
 
 struct client {
 	int fd;
@@ -59,24 +57,14 @@ struct recent {
 
 #define RECENT 16
 #define RECENT_MS 2000
-/*
- * A prompt takes keys only this long after it shows: a terminal's answer to
- * a query the agent wrote just before (the agent can write to the terminal)
- * must not answer it.
- */
-#define PROMPT_GUARD_MS 300
 
 struct approvals {
 	struct approve_options opt;
 	struct recent recent[RECENT];
 	size_t recent_next;
 	int listen_fd;
-	int ep; /* epoll over the listening socket, the clients and the tty */
-	int tty; /* /dev/tty in APPROVE_PROMPT mode, else -1 */
-	bool prompted; /* the head of the queue is on the screen */
-	long long prompt_at; /* when it was shown (keys before PROMPT_GUARD_MS later are dropped) */
-	int pty;             /* APPROVE_PROMPT: the agent's terminal (master side), or -1 */
-	bool pty_reading;    /* the relay reads it (not while a prompt is up) */
+	int ep; /* epoll over the listening socket, the clients, the terminal and the agent's */
+	struct prompt prompt; /* APPROVE_PROMPT: the terminal (prompt.tty -1 otherwise) */
 	struct client *clients;
 	size_t nclients;
 	struct pending *queue;
@@ -237,6 +225,19 @@ static const struct recent *recent_answer(const struct approvals *a, const struc
 	return NULL;
 }
 
+/* Removes queue entry i (answered, or its asker gone) and frees what it holds. */
+static void unqueue(struct approvals *a, size_t i)
+{
+	struct pending *p = &a->queue[i];
+	a->queue_bytes -= p->len;
+	free(p->data);
+	free(p->key);
+	memmove(p, p + 1, (a->nqueue - i - 1) * sizeof *p);
+	a->nqueue--;
+	if (i == 0)
+		prompt_hide(&a->prompt);
+}
+
 /* Answers queue entry i and removes it. */
 static void resolve(struct approvals *a, size_t i, enum policy_decision d, enum channel_decided_by by)
 {
@@ -252,13 +253,7 @@ static void resolve(struct approvals *a, size_t i, enum policy_decision d, enum 
 		send_answer(p->fd, p->m.id, d, by, p->m.rule);
 		log_msg(a, &p->m, p->pid, d, by, (long)(now_ms() - p->since_ms), NULL);
 	}
-	a->queue_bytes -= p->len;
-	free(p->data);
-	free(p->key);
-	memmove(p, p + 1, (a->nqueue - i - 1) * sizeof *p);
-	a->nqueue--;
-	if (i == 0)
-		a->prompted = false;
+	unqueue(a, i);
 }
 
 static const struct memory *recall(const struct approvals *a, const char *key)
@@ -282,72 +277,18 @@ static void remember(struct approvals *a, const char *key, enum policy_decision 
 
 /* ---- the prompt ---------------------------------------------------------------------- */
 
-static void comm_of(pid_t pid, char *out, size_t cap)
-{
-	char path[64];
-	snprintf(path, sizeof path, "/proc/%d/comm", (int)pid);
-	FILE *f = fopen(path, "re");
-	out[0] = '\0';
-	if (f) {
-		if (fgets(out, (int)cap, f))
-			out[strcspn(out, "\n")] = '\0';
-		fclose(f);
-	}
-}
-
-/*
- * Text from the sandbox (paths, arguments, process names) on the human's
- * terminal: control characters (C0, DEL, C1 as UTF-8) become '?', so no
- * escape sequence can redraw or forge the prompt.  In place.
- */
-static char *printable(char *s)
-{
-	for (unsigned char *p = (unsigned char *)s; p && *p; p++) {
-		if (*p < 0x20 || *p == 0x7f)
-			*p = '?';
-		else if (*p == 0xc2 && p[1] >= 0x80 && p[1] <= 0x9f)
-			p[1] = '?', *p = '?';
-	}
-	return s;
-}
-
+/* Shows the head of the queue on the terminal, when there is one and nothing is shown yet. */
 static void show_prompt(struct approvals *a)
 {
-	if (a->tty < 0 || a->prompted || a->nqueue == 0)
+	if (!prompt_ready(&a->prompt) || a->nqueue == 0)
 		return;
 	const struct pending *p = &a->queue[0];
-	char who[64], rule[1100], why[1100];
-	const char *reason;
-	char *what = printable(subject(&p->m));
-	comm_of(p->pid, who, sizeof who);
-	printable(who);
-	rule_text(a, p->m.rule, rule, sizeof rule, &reason);
-	snprintf(why, sizeof why, "%s", reason ? reason : "");
-	reason = reason ? printable(why) : NULL;
-	printable(rule);
-	tcflush(a->tty, TCIFLUSH); /* what was typed (or answered) before the prompt is not for it */
-	/*
-	 * The agent wrote to this terminal just before: whatever state it left
-	 * (hidden or same-colour text, line-drawing characters, a scroll region,
-	 * origin or insert mode, a hidden cursor) is reset first, so the prompt
-	 * shows as written.  DECSTR (soft reset), then each part again for
-	 * terminals without it: SGR 0, G0 = ASCII and SI, margins (cursor kept),
-	 * insert mode off, autowrap and cursor on (ECMA-48, VT510 manual).
-	 */
-	dprintf(a->tty, "\033[!p\0337\033[r\0338\033[0m\033(B\017\033[4l\033[?7h\033[?25h");
-	if (p->done)
-		dprintf(a->tty, "\r\nairlock: the sandbox asks to %s\r\n", what ? what : "?");
-	else
-		dprintf(a->tty, "\r\nairlock: pid %d (%s) asks to %s\r\n", (int)p->pid,
-			who[0] ? who : "?", what ? what : "?");
-	dprintf(a->tty, "  rule: %s%s%s\r\n", rule[0] ? rule : "the policy's default",
-		reason ? " - " : "", reason ? reason : "");
-	if (a->nqueue > 1)
-		dprintf(a->tty, "  (%zu more waiting)\r\n", a->nqueue - 1);
-	dprintf(a->tty, "  [y] allow  [n] deny  [a] allow for this session  [b] deny for this session > ");
-	free(what);
-	a->prompted = true;
-	a->prompt_at = now_ms();
+	char rule[1100];
+	struct prompt_ask ask = { .pid = p->pid, .from_launcher = p->done != NULL,
+				  .what = subject(&p->m), .rule = rule, .more = a->nqueue - 1 };
+	rule_text(a, p->m.rule, rule, sizeof rule, &ask.reason);
+	prompt_show(&a->prompt, &ask, now_ms());
+	free((char *)ask.what);
 }
 
 /* Applies a remembered answer to every waiting ask with the same key. */
@@ -362,115 +303,37 @@ static void apply_memory(struct approvals *a)
 	}
 }
 
-/* Writes all of len bytes to fd (a terminal), waiting when it is full. */
-static void put_all(int fd, const char *p, size_t len)
-{
-	while (len) {
-		ssize_t w = write(fd, p, len);
-		if (w < 0 && errno == EAGAIN) {
-			struct pollfd pf = { fd, POLLOUT, 0 };
-			poll(&pf, 1, 100);
-			continue;
-		}
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			return;
-		p += w;
-		len -= (size_t)w;
-	}
-}
-
-/*
- * Keys from the human's terminal.  With a prompt up, an answer is one key
- * read on its own — y, n, a or b, either case — at least PROMPT_GUARD_MS
- * after the prompt showed: a terminal's reply to a query (ESC ... "3.3a"
- * ... or "...$y") arrives as one longer read and is dropped whole, so the
- * agent cannot answer its own ask through the terminal.  Without a prompt,
- * keys go to the agent's terminal.
- */
+/* A key from the terminal: the answer to the ask on the screen. */
 static void read_tty(struct approvals *a)
 {
-	char buf[4096];
-	ssize_t n = read(a->tty, buf, sizeof buf);
-	if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) {
-		/* the terminal hung up: nobody is left to answer here */
-		epoll_ctl(a->ep, EPOLL_CTL_DEL, a->tty, NULL);
-		close(a->tty);
-		a->tty = -1;
-		a->prompted = false;
+	enum prompt_key k = prompt_read(&a->prompt, now_ms());
+	switch (k) {
+	case PROMPT_KEY_NONE:
+		return;
+	case PROMPT_KEY_HUNG_UP:
 		approve_attached(a);
 		return;
-	}
-	if (n < 0)
-		return;
-	if (!a->prompted) {
-		if (a->pty >= 0)
-			put_all(a->pty, buf, (size_t)n);
-		return;
-	}
-	if (n == 1 && buf[0] == 0x03 && a->nqueue) {
-		/* Ctrl-C: no, and the agent gets its interrupt as on its own terminal */
-		dprintf(a->tty, "^C: denied\r\n");
+	case PROMPT_KEY_INTERRUPT:
 		resolve(a, 0, POLICY_DENY, CHANNEL_BY_HUMAN);
 		apply_memory(a);
-		if (a->pty >= 0)
-			put_all(a->pty, buf, 1);
-		show_prompt(a);
-		return;
-	}
-	char c = n == 1 ? (char)(buf[0] | 0x20) : 0; /* either case */
-	if (now_ms() - a->prompt_at < PROMPT_GUARD_MS)
-		return;
-	if (c != 'y' && c != 'n' && c != 'a' && c != 'b') {
-		dprintf(a->tty, "\r\n  (one key: y, n, a or b) > ");
-		return;
-	}
-	if (a->nqueue) {
-		enum policy_decision d = (c == 'y' || c == 'a') ? POLICY_ALLOW : POLICY_DENY;
-		if (c == 'a' || c == 'b')
+		prompt_to_agent(&a->prompt, "\003", 1);
+		break;
+	default: {
+		enum policy_decision d = k == PROMPT_KEY_ALLOW || k == PROMPT_KEY_ALLOW_SESSION
+						 ? POLICY_ALLOW
+						 : POLICY_DENY;
+		if (k == PROMPT_KEY_ALLOW_SESSION || k == PROMPT_KEY_DENY_SESSION)
 			remember(a, a->queue[0].key, d);
-		dprintf(a->tty, "%c: %s\r\n", c, d == POLICY_ALLOW ? "allowed" : "denied");
 		resolve(a, 0, d, CHANNEL_BY_HUMAN);
 		apply_memory(a);
+	}
 	}
 	show_prompt(a);
 }
 
-/* The agent's output, to the human's terminal — held back while a prompt is up. */
-static void read_pty(struct approvals *a)
-{
-	char buf[16384];
-	ssize_t n = read(a->pty, buf, sizeof buf);
-	if (n > 0) {
-		put_all(a->tty, buf, (size_t)n);
-	} else if (n == 0 || (errno != EAGAIN && errno != EINTR)) {
-		/* EIO: the agent's side is closed */
-		epoll_ctl(a->ep, EPOLL_CTL_DEL, a->pty, NULL);
-		a->pty_reading = false;
-		a->pty = -1;
-	}
-}
-
-/* The relay reads the agent's terminal only while no prompt is up. */
-static void relay_interest(struct approvals *a)
-{
-	bool want = a->pty >= 0 && !a->prompted;
-	if (a->pty < 0 || want == a->pty_reading)
-		return;
-	struct epoll_event ev = { .events = want ? EPOLLIN : 0, .data.fd = a->pty };
-	epoll_ctl(a->ep, EPOLL_CTL_MOD, a->pty, &ev);
-	a->pty_reading = want;
-}
-
 void approve_drain_agent(struct approvals *a)
 {
-	for (int i = 0; a->pty >= 0 && !a->prompted && i < 1024; i++) {
-		struct pollfd pf = { a->pty, POLLIN, 0 };
-		if (poll(&pf, 1, 0) <= 0)
-			break;
-		read_pty(a);
-	}
+	prompt_drain_agent(&a->prompt);
 }
 
 /* ---- messages ------------------------------------------------------------------------- */
@@ -612,7 +475,7 @@ static void publish(struct approvals *a, struct pending *p)
 
 static bool someone_answers(const struct approvals *a)
 {
-	return (a->opt.mode == APPROVE_PROMPT && a->tty >= 0) ||
+	return (a->opt.mode == APPROVE_PROMPT && a->prompt.tty >= 0) ||
 	       (a->opt.control && control_attached(a->opt.control) > 0);
 }
 
@@ -646,9 +509,9 @@ int approve_answer(struct approvals *a, uint64_t id, enum policy_decision d, boo
 			continue;
 		if (remember_it)
 			remember(a, a->queue[i].key, d);
-		if (a->prompted && i == 0 && a->tty >= 0)
-			dprintf(a->tty, "%s (answered elsewhere)\r\n",
-				d == POLICY_ALLOW ? "allowed" : "denied");
+		if (a->prompt.shown && i == 0)
+			prompt_say(&a->prompt, "%s (answered elsewhere)\r\n",
+				   d == POLICY_ALLOW ? "allowed" : "denied");
 		resolve(a, i, d, CHANNEL_BY_HUMAN);
 		apply_memory(a);
 		show_prompt(a);
@@ -681,13 +544,7 @@ static void drop_client(struct approvals *a, size_t idx)
 				log_msg(a, &a->queue[i].m, a->queue[i].pid, POLICY_DENY, CHANNEL_BY_DEFAULT,
 					(long)(now_ms() - a->queue[i].since_ms),
 					"the asking process went away before an answer");
-			a->queue_bytes -= a->queue[i].len;
-			free(a->queue[i].data);
-			free(a->queue[i].key);
-			memmove(&a->queue[i], &a->queue[i + 1], (a->nqueue - i - 1) * sizeof *a->queue);
-			a->nqueue--;
-			if (i == 0)
-				a->prompted = false;
+			unqueue(a, i);
 		} else {
 			i++;
 		}
@@ -696,109 +553,6 @@ static void drop_client(struct approvals *a, size_t idx)
 	close(fd);
 	a->clients[idx] = a->clients[--a->nclients];
 	show_prompt(a);
-}
-
-/*
- * Paths a shim reports are canonical: absolute, no "." / ".." / "//"
- * components, no trailing "/", and not through /proc/PID/{root,cwd} (the
- * canonicaliser resolves those).  The one exception is text decided when
- * canonicalising failed: an fd that is no file (/proc/self/fd/N of a pipe).
- */
-static bool all_digits(const char *s)
-{
-	return s[0] && strspn(s, "0123456789") == strlen(s);
-}
-
-static bool shim_path(const char *p)
-{
-	if (p[0] != '/')
-		return false;
-	for (const char *c = p; *c == '/' && c[1];) {
-		const char *start = c + 1, *end = strchrnul(start, '/');
-		size_t len = (size_t)(end - start);
-		if (len == 0 || (len == 1 && start[0] == '.') ||
-		    (len == 2 && start[0] == '.' && start[1] == '.') || (!*end && end[-1] == '/'))
-			return false;
-		c = end;
-	}
-	if (p[1] && p[strlen(p) - 1] == '/')
-		return false;
-	if (strncmp(p, "/dev/fd/", 8) == 0)
-		return all_digits(p + 8);
-	if (strncmp(p, "/proc/self/", 11) == 0)
-		return strncmp(p + 11, "fd/", 3) == 0 && all_digits(p + 14);
-	if (strncmp(p, "/proc/thread-self/", 18) == 0)
-		return strncmp(p + 18, "fd/", 3) == 0 && all_digits(p + 21);
-	if (strncmp(p, "/proc/", 6) == 0 && p[6] >= '0' && p[6] <= '9') {
-		const char *rest = p + 6 + strspn(p + 6, "0123456789");
-		return !(strcmp(rest, "/root") == 0 || strncmp(rest, "/root/", 6) == 0 ||
-			 strcmp(rest, "/cwd") == 0 || strncmp(rest, "/cwd/", 5) == 0);
-	}
-	return true;
-}
-
-/* An exec decided on program and on its host and lexical canonical forms, the stricter. */
-static struct policy_verdict decide_program(const struct approvals *a, const char *program,
-					    const char *const *argv)
-{
-	struct policy_verdict v = policy_decide_exec(a->opt.img, program, argv);
-	char lex[4096], *real = realpath(program, NULL);
-	if (real && strcmp(real, program) != 0)
-		v = policy_verdict_stricter(v, policy_decide_exec(a->opt.img, real, argv));
-	if (canon_lexical("/", program, lex, sizeof lex) >= 0 && strcmp(lex, program) != 0)
-		v = policy_verdict_stricter(v, policy_decide_exec(a->opt.img, lex, argv));
-	/* the dynamic loader as a program: the shim decides the program it runs */
-	size_t i;
-	if (argv[0] && (loader_is(program) || (real && loader_is(real))) &&
-	    (i = loader_program(argv)) > 0)
-		v = policy_verdict_stricter(v, decide_program(a, argv[i], argv + i));
-	free(real);
-	return v;
-}
-
-/*
- * What the policy says of the action a shim's event reports, decided here
- * from the launcher's own image, with *why set when the report is one no
- * shim sends (then the verdict is deny).  An exec is decided on the program
- * as reported, as resolved on the host and lexically (the shim decides on
- * the program as invoked and as resolved in the sandbox, which sees the
- * host's system directories), and through the dynamic loader.
- */
-static struct policy_verdict redecide(const struct approvals *a, const struct channel_msg *m,
-				      const char **why)
-{
-	static const struct policy_verdict bad = { POLICY_DENY, -1 };
-	*why = NULL;
-	switch (m->source) {
-	case CHANNEL_SOURCE_EXEC: {
-		if (m->program[0] != '/') {
-			*why = "a program path no shim reports (relative)";
-			return bad;
-		}
-		const char **argv = calloc((size_t)m->argc + 1, sizeof *argv);
-		if (!argv) {
-			*why = "out of memory";
-			return bad;
-		}
-		size_t n = 0;
-		struct channel_args it;
-		const char *arg;
-		channel_args_begin(m, &it);
-		while (n < m->argc && (arg = channel_args_next(&it, NULL)))
-			argv[n++] = arg;
-		struct policy_verdict v = decide_program(a, m->program, argv);
-		free(argv);
-		return v;
-	}
-	case CHANNEL_SOURCE_OPEN:
-		if (!shim_path(m->path)) {
-			*why = "a path no shim reports (not canonical)";
-			return bad;
-		}
-		return policy_decide_open(a->opt.img, m->path, m->action);
-	default:
-		return policy_decide_connect(a->opt.img, m->host, m->port);
-	}
 }
 
 /*
@@ -817,7 +571,7 @@ static void log_event(struct approvals *a, const struct channel_msg *m, pid_t pi
 	}
 	const char *why;
 	char msg[256];
-	struct policy_verdict v = redecide(a, m, &why);
+	struct policy_verdict v = redecide_report(a->opt.img, m, &why);
 	bool cut = m->source == CHANNEL_SOURCE_EXEC &&
 		   ((m->flags & CHANNEL_F_TRUNCATED) || m->argc_total > m->argc);
 	if (v.decision <= m->decision) {
@@ -941,8 +695,7 @@ struct approvals *approve_new(int listen_fd, const struct approve_options *opt, 
 	}
 	a->opt = *opt;
 	a->listen_fd = listen_fd;
-	a->tty = -1;
-	a->pty = -1;
+	a->prompt = (struct prompt){ .tty = -1, .pty = -1, .ep = -1 };
 	a->ep = epoll_create1(EPOLL_CLOEXEC);
 	a->bad_flood = flood_new(bad_summary, a);
 	a->ask_flood = flood_new(ask_summary, a);
@@ -952,17 +705,8 @@ struct approvals *approve_new(int listen_fd, const struct approve_options *opt, 
 		approve_free(a);
 		return NULL;
 	}
-	if (opt->mode == APPROVE_PROMPT) {
-		a->tty = open("/dev/tty", O_RDWR | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-		if (a->tty >= 0 && watch(a, a->tty) < 0) {
-			close(a->tty);
-			a->tty = -1;
-		}
-		if (a->tty >= 0 && opt->pty >= 0 && watch(a, opt->pty) == 0) {
-			a->pty = opt->pty;
-			a->pty_reading = true;
-		}
-	}
+	if (opt->mode == APPROVE_PROMPT)
+		prompt_open(&a->prompt, a->ep, opt->pty);
 	return a;
 }
 
@@ -988,8 +732,9 @@ static void expire(struct approvals *a)
 		resolve(a, 0, POLICY_DENY, CHANNEL_BY_TIMEOUT);
 		any = true;
 	}
-	if (any && a->tty >= 0)
-		dprintf(a->tty, "\r\nairlock: no answer within %u s: denied\r\n", a->opt.ask_timeout);
+	if (any)
+		prompt_say(&a->prompt, "\r\nairlock: no answer within %u s: denied\r\n",
+			   a->opt.ask_timeout);
 	show_prompt(a);
 }
 
@@ -1001,11 +746,10 @@ int approve_dispatch(struct approvals *a)
 		int fd = evs[i].data.fd;
 		if (fd == a->listen_fd) {
 			accept_all(a);
-		} else if (fd == a->tty) {
+		} else if (fd == a->prompt.tty) {
 			read_tty(a);
-		} else if (fd == a->pty && a->pty >= 0) {
-			if (a->pty_reading)
-				read_pty(a);
+		} else if (fd == a->prompt.pty && a->prompt.pty >= 0) {
+			prompt_relay(&a->prompt);
 		} else {
 			for (size_t k = 0; k < a->nclients; k++)
 				if (a->clients[k].fd == fd) {
@@ -1016,7 +760,7 @@ int approve_dispatch(struct approvals *a)
 		}
 	}
 	expire(a);
-	relay_interest(a);
+	prompt_relay_interest(&a->prompt);
 	flood_tick(a->bad_flood, now_ms());
 	flood_tick(a->ask_flood, now_ms());
 	return n > 0 ? n : 0;
@@ -1030,8 +774,8 @@ void approve_counts(const struct approvals *a, struct approve_counts *out)
 
 void approve_end(struct approvals *a)
 {
-	if (a && a->prompted && a->tty >= 0)
-		dprintf(a->tty, "(the session ended: denied)\r\n");
+	if (a && a->prompt.shown)
+		prompt_say(&a->prompt, "(the session ended: denied)\r\n");
 	while (a && a->nqueue)
 		resolve(a, 0, POLICY_DENY, CHANNEL_BY_DEFAULT);
 }
@@ -1049,8 +793,7 @@ void approve_free(struct approvals *a)
 		free(a->mem[i].key);
 	for (size_t i = 0; i < RECENT; i++)
 		free(a->recent[i].key);
-	if (a->tty >= 0)
-		close(a->tty);
+	prompt_close(&a->prompt);
 	if (a->ep >= 0)
 		close(a->ep);
 	free(a->clients);
