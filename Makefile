@@ -124,7 +124,9 @@ $(BUILD)/tests/test_audit: $(BUILD)/launcher/log/audit.o
 $(BUILD)/tests/test_audit: UNIT_EXTRA := $(BUILD)/launcher/log/audit.o $(LAUNCHER_LIBS)
 $(BUILD)/tests/test_vterm: $(BUILD)/launcher/approvals/vterm.o
 $(BUILD)/tests/test_vterm: UNIT_EXTRA := $(BUILD)/launcher/approvals/vterm.o
-$(BUILD)/tests/test_sandbox: $(BUILD)/launcher/sandbox/sandbox.o $(BUILD)/launcher/sandbox/env.o
+# The sandbox builder: its setup operations, the mask walk, the environment.
+SANDBOX_OBJS := $(addprefix $(BUILD)/launcher/sandbox/,sandbox.o masks.o env.o)
+$(BUILD)/tests/test_sandbox: $(SANDBOX_OBJS)
 # The session's hub as `airlock run` wires it: the control socket, the approvals, the log.
 HUB_OBJS := $(addprefix $(BUILD)/launcher/,approvals/control.o approvals/control_client.o \
 	approvals/control_lines.o approvals/hub.o approvals/flood.o \
@@ -136,7 +138,7 @@ $(BUILD)/tests/test_control $(BUILD)/tests/test_flood $(BUILD)/tests/test_approv
 $(BUILD)/tests/test_netns: $(BUILD)/launcher/sandbox/netns.o $(BUILD)/launcher/sandbox/agent_tty.o
 $(BUILD)/tests/test_netns: UNIT_EXTRA := $(BUILD)/launcher/sandbox/netns.o $(BUILD)/launcher/sandbox/agent_tty.o \
 	$(LAUNCHER_LIBS) $(CURSES_LIBS)
-$(BUILD)/tests/test_sandbox: UNIT_EXTRA := $(BUILD)/launcher/sandbox/sandbox.o $(BUILD)/launcher/sandbox/env.o \
+$(BUILD)/tests/test_sandbox: UNIT_EXTRA := $(SANDBOX_OBJS) \
 	$(LAUNCHER_LIBS)
 # The PATH search against execvp(3) and the launcher's canon_program() (the shim's is the same search).
 $(BUILD)/tests/test_pathsearch: $(BUILD)/launcher/cli/program.o

@@ -1,5 +1,4 @@
 /* sandbox.c — the bubblewrap command line: typed setup operations appended by small builders, rendered to argv in one pass. */
-#include <dirent.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdarg.h>
@@ -10,6 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "launcher/sandbox/masks.h"
 #include "launcher/sandbox/sandbox.h"
 #include "launcher/sandbox/session.h"
 
@@ -44,10 +44,6 @@
  * policy's).  A path already readable (or writable) through an earlier bind
  * gets no second mount.
  */
-
-/* The bounded mask walk: entries examined in all, and directory depth below a root. */
-#define WALK_MAX_ENTRIES 20000u
-#define WALK_MAX_DEPTH 12u
 
 enum sandbox_op_kind {
 	SANDBOX_OP_DIE_WITH_PARENT,
@@ -123,13 +119,6 @@ struct builder {
 	size_t nops, cap;
 	char *err;
 	size_t errlen;
-};
-
-/* The mandatory mask list, relative to home: credential stores, whatever the policy says. */
-static const char *const mandatory_masks[] = {
-	".ssh",		  ".aws",	      ".gnupg",		".config/gh",
-	".netrc",	  ".docker/config.json", ".kube",	".git-credentials",
-	".config/gcloud", ".azure",	      ".npmrc",		".pypirc",
 };
 
 /* Read-only inside whatever the policy says: relative to the workspace. */
@@ -542,208 +531,36 @@ static int protections_add(struct builder *b)
 
 /* ---- masks ------------------------------------------------------------------------- */
 
-/*
- * Hides a canonical path: /dev/null over a file (or any non-directory), a
- * read-only empty tmpfs over a directory.  Nothing is added when the path
- * does not show inside anyway (not in the readable tree, or already under a
- * mask), so each path is masked once.
- */
-static int mask_add(struct builder *b, const char *canon, bool is_dir)
+static bool target_visible(void *ctx, const char *canon)
 {
-	if (!host_visible(b, canon))
-		return 0;
-	int r = op_add(b, is_dir ? SANDBOX_OP_MASK_DIR : SANDBOX_OP_MASK_FILE, canon, NULL);
-	if (!r)
-		b->rep->masks++;
-	return r;
+	return host_visible(ctx, canon);
 }
 
-/* The mandatory list: each entry under home that exists, at its canonical place. */
-static int mandatory_masks_add(struct builder *b, const char *home)
+/* /dev/null over a file (or any non-directory), a read-only empty tmpfs over a directory. */
+static int target_mask(void *ctx, const char *canon, bool is_dir)
 {
-	char path[PATH_MAX], canon[PATH_MAX];
-	struct stat st;
-	for (size_t i = 0; i < NELEM(mandatory_masks); i++) {
-		int n = snprintf(path, sizeof path, "%s/%s", home, mandatory_masks[i]);
-		if (n < 0 || (size_t)n >= sizeof path || !path_existing(path, canon) ||
-		    stat(canon, &st) != 0)
-			continue;
-		int r = mask_add(b, canon, S_ISDIR(st.st_mode));
-		if (r)
-			return r;
-	}
-	return 0;
-}
-
-/* A directory waiting in the breadth-first walk. */
-struct walk_dir {
-	char *path; /* owned */
-	unsigned depth;
-};
-
-/* The walk's state: a FIFO of directories and the roots it covers. */
-struct walk {
-	struct builder *b;
-	struct walk_dir *queue; /* owned */
-	size_t head, tail, cap;
-	const char *roots[2];   /* canonical workspace and home; NULL when absent */
-	bool full;              /* WALK_MAX_ENTRIES reached: stop everything */
-};
-
-/* True when a deny rule (not the default) refuses reading path. */
-static bool deny_read(const struct builder *b, const char *path)
-{
-	struct policy_verdict v = policy_decide_open(b->cfg->img, path, POLICY_FILE_READ);
-	return v.decision == POLICY_DENY && v.rule >= 0;
-}
-
-static int walk_push(struct walk *w, const char *path, unsigned depth)
-{
-	if (w->tail == w->cap) {
-		size_t ncap = w->cap ? w->cap * 2 : 256;
-		struct walk_dir *n = realloc(w->queue, ncap * sizeof *n);
-		if (!n)
-			return fail(w->b, -ENOMEM, "sandbox: out of memory");
-		w->queue = n;
-		w->cap = ncap;
-	}
-	if (!(w->queue[w->tail].path = strdup(path)))
-		return fail(w->b, -ENOMEM, "sandbox: out of memory");
-	w->queue[w->tail++].depth = depth;
-	return 0;
+	return op_add(ctx, is_dir ? SANDBOX_OP_MASK_DIR : SANDBOX_OP_MASK_FILE, canon, NULL);
 }
 
 /*
- * Trees the walk does not descend: git's object store and the dependency,
- * toolchain and cache trees tools fill by the ten thousand (content-addressed
- * or downloaded names no deny rule is written for, and most of a big home's
- * entries).  Secrets in them are still refused by the shim's rules; only the
- * kernel-layer mask is not added.  Each entry is a path suffix.
- */
-static const char *const walk_skip_suffixes[] = {
-	"/.git/objects", "/node_modules", "/.cache", "/.npm", "/.rustup", "/.pyenv",
-	"/.cargo/registry", "/.cargo/git", "/.m2/repository", "/.gradle/caches", "/go/pkg/mod",
-	"/__pycache__", "/.local/share/Trash", "/.tox", "/site-packages", "/dist-packages",
-};
-
-static bool ends_with(const char *s, size_t n, const char *suffix)
-{
-	size_t k = strlen(suffix);
-	return n >= k && memcmp(s + n - k, suffix, k) == 0;
-}
-
-/* Not descended: the trees above, and the other walk root (home holding the workspace is walked once). */
-static bool walk_skips(const struct walk *w, const char *path, const char *root)
-{
-	size_t n = strlen(path);
-	for (size_t i = 0; i < NELEM(walk_skip_suffixes); i++)
-		if (ends_with(path, n, walk_skip_suffixes[i]))
-			return true;
-	for (size_t i = 0; i < NELEM(w->roots); i++)
-		if (w->roots[i] && w->roots[i] != root && strcmp(path, w->roots[i]) == 0)
-			return true;
-	return false;
-}
-
-/*
- * A symlink is never followed by the walk.  Its content is its target's, so
- * when a deny rule names the link or its canonical target, the target is
- * masked at its canonical place (a bwrap mount on the link would land on
- * the target anyway).  Dangling links hide nothing.
- */
-static int walk_link(struct walk *w, const char *path)
-{
-	char canon[PATH_MAX];
-	struct stat st;
-	if (!realpath(path, canon) || stat(canon, &st) != 0)
-		return 0;
-	if (!deny_read(w->b, path) && !deny_read(w->b, canon))
-		return 0;
-	return mask_add(w->b, canon, S_ISDIR(st.st_mode));
-}
-
-/* One entry: mask it when denied, else queue it when it is a directory worth descending. */
-static int walk_entry(struct walk *w, const char *path, unsigned depth, const char *root)
-{
-	struct stat st;
-	w->b->rep->walked++;
-	if (lstat(path, &st) != 0)
-		return 0;
-	if (S_ISLNK(st.st_mode))
-		return walk_link(w, path);
-	if (deny_read(w->b, path))
-		return mask_add(w->b, path, S_ISDIR(st.st_mode));
-	if (!S_ISDIR(st.st_mode) || walk_skips(w, path, root) || !host_visible(w->b, path))
-		return 0;
-	if (depth >= WALK_MAX_DEPTH) {
-		w->b->rep->masks_capped = true;
-		return 0;
-	}
-	return walk_push(w, path, depth);
-}
-
-/* Examines the entries of one directory; stops at the entry cap. */
-static int walk_dir(struct walk *w, const struct walk_dir *d, const char *root)
-{
-	char path[PATH_MAX];
-	DIR *dir = opendir(d->path);
-	struct dirent *de;
-	int r = 0;
-	if (!dir)
-		return 0; /* unreadable here: the agent, with the same credentials, cannot list it either */
-	while (!r && (de = readdir(dir))) {
-		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
-			continue;
-		if (w->b->rep->walked >= WALK_MAX_ENTRIES) {
-			w->b->rep->masks_capped = w->full = true;
-			break;
-		}
-		int n = snprintf(path, sizeof path, "%s%s%s", d->path,
-				 strcmp(d->path, "/") ? "/" : "", de->d_name);
-		if (n > 0 && (size_t)n < sizeof path)
-			r = walk_entry(w, path, d->depth + 1, root);
-	}
-	closedir(dir);
-	return r;
-}
-
-/* Breadth-first from root, so shallow secrets (.env, ~/.ssh) are found before a cap hits. */
-static int walk_root(struct walk *w, const char *root)
-{
-	if (w->full)
-		return 0;
-	int r = walk_entry(w, root, 0, root);
-	while (!r && w->head < w->tail && !w->full) {
-		struct walk_dir d = w->queue[w->head++];
-		r = walk_dir(w, &d, root);
-		free(d.path);
-	}
-	while (w->head < w->tail)
-		free(w->queue[w->head++].path);
-	w->head = w->tail = 0;
-	return r;
-}
-
-/*
- * Masks: the mandatory list first, then every existing path in the
- * workspace and in home that a deny-read rule names, found with a bounded
- * breadth-first walk (WALK_MAX_ENTRIES entries in all, WALK_MAX_DEPTH levels;
- * either limit sets rep->masks_capped).  Masked and hidden directories are
- * not descended.
+ * What deny-read rules and the mandatory list name, hidden (masks.h); after
+ * every bind, so nothing re-exposes them.
  */
 static int masks_add(struct builder *b)
 {
-	char home[PATH_MAX];
-	struct walk w = { .b = b, .roots = { b->cfg->workspace, NULL } };
-	bool have_home = realpath(b->cfg->home, home) != NULL;
-	if (have_home && strcmp(home, b->cfg->workspace) != 0)
-		w.roots[1] = home;
-	int r = have_home ? mandatory_masks_add(b, home) : 0;
-	for (size_t i = 0; i < NELEM(w.roots) && !r; i++)
-		if (w.roots[i])
-			r = walk_root(&w, w.roots[i]);
-	free(w.queue);
-	return r;
+	const struct masks_target t = { .visible = target_visible, .mask = target_mask, .ctx = b };
+	struct masks_report mr;
+	char failing[PATH_MAX];
+	int e = 0;
+	enum masks_result r = masks_apply(b->cfg->img, b->cfg->workspace, b->cfg->home, &t, &mr,
+					  failing, &e);
+	b->rep->masks = mr.masks;
+	b->rep->masks_capped = mr.capped;
+	b->rep->walked = mr.walked;
+	if (r == MASKS_OK)
+		return 0;
+	return fail(b, e < 0 ? e : -ENOMEM, "sandbox: cannot mask %s: %s", failing,
+		    masks_result_text(r));
 }
 
 /* ---- the process: seccomp, environment, directory ------------------------------------ */

@@ -1,4 +1,4 @@
-/* test_sandbox.c — unit tests for launcher/sandbox/sandbox.c (bwrap argv, masks, protections) and launcher/sandbox/env.c, plus real bwrap runs as root and as nobody. */
+/* test_sandbox.c — unit tests for launcher/sandbox/sandbox.c (bwrap argv, masks, protections), launcher/sandbox/masks.c (the mask walk) and launcher/sandbox/env.c, plus real bwrap runs as root and as nobody. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "launcher/sandbox/env.h"
+#include "launcher/sandbox/masks.h"
 #include "launcher/sandbox/sandbox.h"
 #include "policy/policy.h"
 
@@ -570,7 +571,7 @@ static void test_protections(void **state)
 	compiled_free(&c);
 }
 
-/* The walk stops at WALK_MAX_DEPTH levels and at 20000 entries, and says so. */
+/* The walk stops at MASKS_WALK_MAX_DEPTH levels and at 20000 entries, and says so. */
 static void test_walk_caps(void **state)
 {
 	(void)state;
@@ -617,6 +618,98 @@ static void test_walk_caps(void **state)
 	sandbox_argv_free(argv);
 	compiled_free(&c);
 	tree_free(t);
+}
+
+/* ---- the mask walk on its own (masks.h), against a recording target --------------------------------- */
+
+/* A target where everything shows but what was hidden; mask() fails once fail_at calls were made. */
+struct recorder {
+	char hidden[16][PATH_MAX];
+	bool dir[16];
+	int n;
+	int fail_at; /* -1: never */
+};
+
+static bool rec_visible(void *ctx, const char *canon)
+{
+	struct recorder *r = ctx;
+	for (int i = 0; i < r->n; i++) {
+		size_t k = strlen(r->hidden[i]);
+		if (strncmp(canon, r->hidden[i], k) == 0 && (canon[k] == '/' || canon[k] == '\0'))
+			return false;
+	}
+	return true;
+}
+
+static int rec_mask(void *ctx, const char *canon, bool is_dir)
+{
+	struct recorder *r = ctx;
+	if (r->n == r->fail_at || r->n == 16)
+		return -ENOSPC;
+	snprintf(r->hidden[r->n], PATH_MAX, "%s", canon);
+	r->dir[r->n++] = is_dir;
+	return 0;
+}
+
+static int rec_find(const struct recorder *r, const char *path)
+{
+	for (int i = 0; i < r->n; i++)
+		if (strcmp(r->hidden[i], path) == 0)
+			return i;
+	return -1;
+}
+
+/* The mandatory list first, then the walk, breadth first; targets of links at their canonical place. */
+static void test_masks_apply_order(void **state)
+{
+	struct tree *t = *state;
+	struct compiled c;
+	struct recorder r = { .fail_at = -1 };
+	struct masks_target target = { rec_visible, rec_mask, &r };
+	struct masks_report rep;
+	char failing[PATH_MAX] = "";
+	compile(&c, mask_policy, t->home, t->ws);
+	assert_int_equal(masks_apply(c.img, t->ws, t->home, &target, &rep, failing, NULL), MASKS_OK);
+	assert_int_equal(rep.masks, 6);
+	assert_int_equal(r.n, 6);
+	assert_false(rep.capped);
+	/* the mandatory list, in its order, before anything the walk finds */
+	assert_int_equal(rec_find(&r, pathf(t->home, ".ssh")), 0);
+	assert_int_equal(rec_find(&r, pathf(t->home, ".aws")), 1);
+	assert_true(r.dir[0] && r.dir[1]);
+	/* breadth first: ws/.env (depth 1) before ws/src/deep/config.secret (depth 3) */
+	int env = rec_find(&r, pathf(t->ws, ".env")), deep = rec_find(&r, pathf(t->ws, "src/deep/config.secret"));
+	assert_true(env >= 2 && deep > env);
+	assert_false(r.dir[env]);
+	assert_true(rec_find(&r, pathf(t->root, "outside/api.key")) >= 2);
+	assert_true(rec_find(&r, pathf(t->ws, "config/plain.txt")) >= 2);
+	compiled_free(&c);
+}
+
+/* A mask the target cannot add stops the walk: the result, the path and the target's errno. */
+static void test_masks_apply_fails_with_path(void **state)
+{
+	struct tree *t = *state;
+	struct compiled c;
+	struct recorder r = { .fail_at = 2 };
+	struct masks_target target = { rec_visible, rec_mask, &r };
+	struct masks_report rep;
+	char failing[PATH_MAX] = "";
+	int err = 0;
+	compile(&c, mask_policy, t->home, t->ws);
+	assert_int_equal(masks_apply(c.img, t->ws, t->home, &target, &rep, failing, &err),
+			 MASKS_MASK_FAILED);
+	assert_int_equal(err, -ENOSPC);
+	assert_int_equal(rep.masks, 2);
+	assert_string_equal(failing, pathf(t->ws, ".env"));
+	assert_string_equal(masks_result_text(MASKS_MASK_FAILED), "cannot add the mask");
+	/* no home: the walk covers the workspace only */
+	r = (struct recorder){ .fail_at = -1 };
+	assert_int_equal(masks_apply(c.img, t->ws, "/nonexistent/home", &target, &rep, NULL, NULL),
+			 MASKS_OK);
+	assert_int_equal(rec_find(&r, pathf(t->home, ".ssh")), -1);
+	assert_true(rec_find(&r, pathf(t->ws, ".env")) >= 0);
+	compiled_free(&c);
 }
 
 /* ---- env_build ------------------------------------------------------------------------------------- */
@@ -937,6 +1030,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_masks_mandatory_only, tree_setup, tree_teardown),
 		cmocka_unit_test_setup_teardown(test_protections, tree_setup, tree_teardown),
 		cmocka_unit_test(test_walk_caps),
+		cmocka_unit_test_setup_teardown(test_masks_apply_order, tree_setup, tree_teardown),
+		cmocka_unit_test_setup_teardown(test_masks_apply_fails_with_path, tree_setup, tree_teardown),
 		cmocka_unit_test(test_env_passthrough),
 		cmocka_unit_test(test_env_override_order),
 		cmocka_unit_test(test_env_errors),

@@ -1,0 +1,81 @@
+/*
+ * masks.h — the mask walk: which existing paths under the workspace and home
+ * a deny-read rule (or the mandatory list of credential stores) names, so the
+ * kernel layer can hide them.  What it misses stays readable inside the
+ * sandbox to anything that bypasses the shim (a static binary, a raw
+ * syscall): it is the security-critical part of the sandbox builder, kept
+ * here on its own, as bubblewrap keeps its bind mounts in bind-mount.c.
+ *
+ * It does not mount anything: it asks the backend building the sandbox
+ * (struct masks_target) whether a path shows inside and tells it what to
+ * hide, and returns a result and the path it failed at instead of printing.
+ */
+#ifndef AIRLOCK_SANDBOX_MASKS_H
+#define AIRLOCK_SANDBOX_MASKS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "policy/policy.h"
+
+/* The walk's bounds: directory entries examined in all, and directory depth below a root. */
+#define MASKS_WALK_MAX_ENTRIES 20000u
+#define MASKS_WALK_MAX_DEPTH 12u
+
+/* What the walk asks of the sandbox being built. */
+struct masks_target {
+	/* True when the host's path (canonical) shows inside the sandbox as built so far. */
+	bool (*visible)(void *ctx, const char *canon);
+	/*
+	 * Hides canon (is_dir: a directory) inside the sandbox; from then on
+	 * visible() is false for it and all below.  0, or -errno.
+	 */
+	int (*mask)(void *ctx, const char *canon, bool is_dir);
+	void *ctx;
+};
+
+/* What the walk did. */
+struct masks_report {
+	unsigned masks;   /* paths hidden (mask() calls that succeeded) */
+	bool capped;      /* a bound stopped the walk early: more may exist */
+	unsigned walked;  /* directory entries examined */
+};
+
+enum masks_result {
+	MASKS_OK = 0,
+	MASKS_NO_MEMORY,   /* the walk's queue could not grow */
+	MASKS_MASK_FAILED, /* target->mask() failed */
+	MASKS_RESULT_MAX
+};
+
+/*
+ * Hides, in this order: each entry of the mandatory list (.ssh, .aws,
+ * .gnupg, .netrc, .kube, ...; see masks.c) that exists under home, at its
+ * canonical place; then every existing path in the workspace and in home
+ * that img denies reading by a rule (not by the default), found with a
+ * breadth-first walk, so shallow secrets (.env, ~/.ssh) come before a bound
+ * hits (MASKS_WALK_MAX_ENTRIES entries in all, MASKS_WALK_MAX_DEPTH levels:
+ * either sets rep->capped).
+ *
+ * The walk never follows a symlink: a link a rule names, or whose target a
+ * rule names, has its target hidden at its canonical place (dangling links
+ * hide nothing).  It does not descend what is hidden, what does not show
+ * inside (target->visible()), the other root (home holding the workspace is
+ * walked once), nor the trees tools fill by the ten thousand (.git/objects,
+ * node_modules, caches, package stores: secrets there are still refused by
+ * the shim's rules).  A directory it cannot read is skipped: the agent, with
+ * the same credentials, cannot list it either.
+ *
+ * workspace is absolute and canonical; home absolute (made canonical here;
+ * no home: the mandatory list and home's walk are skipped).  *rep is filled
+ * (zeroed first).  On failure, failing (PATH_MAX bytes, or NULL) holds the
+ * path it failed at, and *err (or NULL) the -errno mask() returned.
+ */
+enum masks_result masks_apply(const struct policy_image *img, const char *workspace,
+			      const char *home, const struct masks_target *target,
+			      struct masks_report *rep, char *failing, int *err);
+
+/* What r means, for a message: "out of memory", ... */
+const char *masks_result_text(enum masks_result r);
+
+#endif
