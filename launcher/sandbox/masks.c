@@ -7,6 +7,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "core/grow.h"
 #include "launcher/sandbox/masks.h"
 
 #define NELEM(a) (sizeof(a) / sizeof((a)[0]))
@@ -102,12 +103,10 @@ static bool deny_read(const struct walk *w, const char *path)
 static enum masks_result walk_push(struct walk *w, const char *path, unsigned depth)
 {
 	if (w->tail == w->cap) {
-		size_t ncap = w->cap ? w->cap * 2 : 256;
-		struct walk_dir *n = realloc(w->queue, ncap * sizeof *n);
+		struct walk_dir *n = grow_array(w->queue, &w->cap, w->tail + 1, sizeof *n, 256);
 		if (!n)
 			return failed(w, MASKS_NO_MEMORY, path);
 		w->queue = n;
-		w->cap = ncap;
 	}
 	if (!(w->queue[w->tail].path = strdup(path)))
 		return failed(w, MASKS_NO_MEMORY, path);

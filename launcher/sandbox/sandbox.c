@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "core/grow.h"
 #include "launcher/sandbox/masks.h"
 #include "launcher/sandbox/sandbox.h"
 #include "launcher/sandbox/session.h"
@@ -158,12 +159,10 @@ static int fail(struct builder *b, int e, const char *fmt, ...)
 static int op_add(struct builder *b, enum sandbox_op_kind kind, const char *a, const char *bb)
 {
 	if (b->nops == b->cap) {
-		size_t ncap = b->cap ? b->cap * 2 : 64;
-		struct sandbox_op *n = realloc(b->ops, ncap * sizeof *n);
+		struct sandbox_op *n = grow_array(b->ops, &b->cap, b->nops + 1, sizeof *n, 64);
 		if (!n)
 			return fail(b, -ENOMEM, "sandbox: out of memory");
 		b->ops = n;
-		b->cap = ncap;
 	}
 	struct sandbox_op *op = &b->ops[b->nops];
 	op->kind = kind;
