@@ -1,29 +1,14 @@
-# lib.sh — TAP helpers shared by the CLI tests: pass / fail / skip, and running airlock with expectations.
-# The sourcing script sets AIRLOCK (the binary) and TMP (a scratch directory) first.
+# lib.sh — helpers shared by the CLI tests: pass / fail / skip (TAP, through tests/lib/tap.sh), and running airlock with expectations.
+# The sourcing script sets AIRLOCK (the binary) and TMP (a scratch directory) first, and ends
+# with `tap_plan_end tests`.
 
-NTESTS=0
-NFAILED=0
+# shellcheck source=tests/lib/tap.sh
+. "$(dirname "$0")/../lib/tap.sh" # every suite lives in tests/NAME/
 
-pass() {
-	NTESTS=$((NTESTS + 1))
-	echo "ok $NTESTS - $1"
-}
-
-# fail DESC [DETAIL...]: each detail line is printed as a TAP comment.
-fail() {
-	NTESTS=$((NTESTS + 1))
-	NFAILED=$((NFAILED + 1))
-	echo "not ok $NTESTS - $1"
-	shift
-	for d in "$@"; do
-		printf '%s\n' "$d" | sed 's/^/#   /'
-	done
-}
-
-skip() {
-	NTESTS=$((NTESTS + 1))
-	echo "ok $NTESTS - $1 # SKIP skipped: $2"
-}
+# pass DESC; fail DESC [DETAIL...] (each detail line printed as a TAP comment); skip DESC REASON.
+pass() { tap_ok "$1"; }
+fail() { tap_not_ok "$@"; }
+skip() { tap_skip "$@"; }
 
 # run ARG...: runs airlock; sets RC, output in $TMP/out and $TMP/err.
 run() {
@@ -49,7 +34,6 @@ expect() {
 has() {
 	if grep -qF -- "$3" "$TMP/$2"; then pass "$1"; else fail "$1" "no '$3' in std$2" "$(details)"; fi
 }
-
 
 # has_re DESC FILE ERE: a line of FILE (out or err) of the last run matches ERE.
 has_re() {

@@ -139,7 +139,7 @@ fi
 # ---- --summary ------------------------------------------------------------------
 SLOG="$TMP/summary.jsonl"
 {
-	printf '%s\n' '{"id":"1","timestamp":"2026-11-30T01:00:00.000Z","session_id":"cccccccc33333333","source":"launcher","pid":9,"message":"session started: /usr/bin/python3; policy /p/policy.yaml; workspace /w; bubblewrap sandbox"}'
+	printf '%s\n' '{"id":"1","timestamp":"2026-11-30T01:00:00.000Z","session_id":"cccccccc33333333","source":"launcher","pid":9,"event":"session_start","program":"/usr/bin/python3","policy":"/p/policy.yaml","workspace":"/w","sandbox":"bubblewrap","network":"proxy","masked":2,"seccomp":["ptrace","mount"],"message":"session started: /usr/bin/python3"}'
 	for i in 1 2 3; do
 		printf '{"id":"g%s","timestamp":"2026-11-30T01:00:0%s.000Z","session_id":"cccccccc33333333","source":"shim","pid":10,"command":"/usr/bin/git","args":["status"],"decision":"allow","decided_by":"policy","rule":"p:1"}\n' "$i" "$i"
 	done
@@ -148,15 +148,15 @@ SLOG="$TMP/summary.jsonl"
 	printf '%s\n' '{"id":"w2","timestamp":"2026-11-30T01:00:05.500Z","session_id":"cccccccc33333333","source":"shim","pid":10,"file":"/w/out.txt","action":"write","decision":"allow","decided_by":"policy","rule":"p:3"}'
 	printf '%s\n' '{"id":"r1","timestamp":"2026-11-30T01:00:06.000Z","session_id":"cccccccc33333333","source":"shim","pid":10,"file":"/w/notes.txt","action":"read","decision":"allow","decided_by":"policy"}'
 	printf '%s\n' '{"id":"r2","timestamp":"2026-11-30T01:00:07.000Z","session_id":"cccccccc33333333","source":"shim","pid":10,"file":"/w/.env","action":"read","decision":"deny","decided_by":"policy","rule":"p:9","reason":"secrets"}'
-	printf '%s\n' '{"id":"n1","timestamp":"2026-11-30T01:00:08.000Z","session_id":"cccccccc33333333","source":"proxy","network_dst":"pypi.org:443","decision":"allow","decided_by":"policy","rule":"p:20","message":"1200 bytes up, 34000 down, 80 ms, via transparent"}'
-	printf '%s\n' '{"id":"n2","timestamp":"2026-11-30T01:00:09.000Z","session_id":"cccccccc33333333","source":"proxy","network_dst":"pypi.org:443","decision":"allow","decided_by":"policy","rule":"p:20","message":"800 bytes up, 1000 down, 10 ms, via http"}'
-	printf '%s\n' '{"id":"n3","timestamp":"2026-11-30T01:00:10.000Z","session_id":"cccccccc33333333","source":"proxy","network_dst":"evil.example:443","decision":"deny","decided_by":"default","message":"0 bytes up, 0 down, 0 ms, via socks"}'
+	printf '%s\n' '{"id":"n1","timestamp":"2026-11-30T01:00:08.000Z","session_id":"cccccccc33333333","source":"proxy","network_dst":"pypi.org:443","decision":"allow","decided_by":"policy","rule":"p:20","bytes_up":1200,"bytes_down":34000,"duration_ms":80,"via":"transparent"}'
+	printf '%s\n' '{"id":"n2","timestamp":"2026-11-30T01:00:09.000Z","session_id":"cccccccc33333333","source":"proxy","network_dst":"pypi.org:443","decision":"allow","decided_by":"policy","rule":"p:20","bytes_up":800,"bytes_down":1000,"duration_ms":10,"via":"http-proxy"}'
+	printf '%s\n' '{"id":"n3","timestamp":"2026-11-30T01:00:10.000Z","session_id":"cccccccc33333333","source":"proxy","network_dst":"evil.example:443","decision":"deny","decided_by":"default","bytes_up":0,"bytes_down":0,"duration_ms":0,"via":"socks","message":"SNI does not match"}'
 	i=0
 	while [ $i -lt 25 ]; do
 		printf '{"id":"m%s","timestamp":"2026-11-30T01:00:11.000Z","session_id":"dddddddd44444444","source":"shim","pid":11,"command":"/usr/bin/tool%02d","args":[],"decision":"allow","decided_by":"policy"}\n' "$i" "$i"
 		i=$((i + 1))
 	done
-	printf '%s\n' '{"id":"9","timestamp":"2026-11-30T01:00:12.250Z","session_id":"cccccccc33333333","source":"launcher","pid":9,"message":"session ended: exit status 3; 7 allowed, 3 denied, 2 asked"}'
+	printf '%s\n' '{"id":"9","timestamp":"2026-11-30T01:00:12.250Z","session_id":"cccccccc33333333","source":"launcher","pid":9,"event":"session_end","exit_status":3,"allowed":7,"denied":3,"asked":2,"connections":3,"refused":1,"bytes_up":2000,"bytes_down":35000,"message":"session ended: exit status 3"}'
 } >"$SLOG"
 run log --summary "$SLOG"
 if [ "$RC" = 0 ]; then pass "--summary exits 0"; else fail "--summary exits 0" "$(details)"; fi
@@ -186,6 +186,16 @@ has "--summary: a group is capped at 20 rows" out "      … 5 more"
 has "--summary: an empty group says none" out "  files written: none"
 n=$(grep -c '  tool' "$TMP/out")
 if [ "$n" = 20 ]; then pass "--summary: 20 rows shown of 25"; else fail "--summary: 20 rows shown of 25" "$(details)"; fi
+run log "$SLOG" --source launcher
+has "a session's start, from its fields" out \
+	"01:00:00.000 cccccccc launcher       9 -     session started: /usr/bin/python3; policy /p/policy.yaml; workspace /w; bubblewrap sandbox, network through the egress proxy, 2 path(s) masked; seccomp refuses ptrace mount"
+has "a session's end, from its fields" out \
+	"01:00:12.250 cccccccc launcher       9 -     session ended: exit status 3; 7 allowed, 3 denied, 2 asked; 3 connection(s), 1 refused, 2000 bytes out, 35000 in"
+run log "$SLOG" --source proxy
+has "a connection's bytes, duration and path, from its fields" out \
+	"connect pypi.org:443  [p:20]  (1200 bytes up, 34000 down, 80 ms, via transparent)"
+has "a refused connection: why, then its bytes" out \
+	"connect evil.example:443  [by default]  (SNI does not match; 0 bytes up, 0 down, 0 ms, via socks)"
 run log --summary "$SLOG" --session dddd
 if [ "$RC" = 0 ] && ! grep -q cccccccc "$TMP/out" && grep -q '^session dddddddd44444444' "$TMP/out"; then
 	pass "--summary combines with --session"
@@ -263,6 +273,43 @@ if [ "$RC" = 0 ] && [ "$(wc -l <"$TMP/out" | tr -d ' ')" = 1 ]; then
 else
 	fail "--json leaves the odd lines out too" "$(details)"
 fi
+
+# the session's facts are fields: a workspace, policy or program holding "; " (the separator of the old prose
+# message) and other odd bytes reads back whole
+ALOG="$TMP/semi.jsonl"
+printf '%s\n' '{"id":"a1","timestamp":"2026-11-30T03:00:00.000Z","session_id":"ffffffff66666666","source":"launcher","pid":3,"event":"session_start","program":"/opt/a; policy b/run","policy":"/p; workspace /x/policy.yaml","workspace":"/w; policy /etc/evil.yaml; workspace /","sandbox":"none","message":"session started: /opt/a; policy b/run"}' >"$ALOG"
+printf '%s\n' '{"id":"a2","timestamp":"2026-11-30T03:00:01.000Z","session_id":"ffffffff66666666","source":"launcher","pid":3,"event":"session_end","exit_status":0,"allowed":0,"denied":0,"asked":0,"connections":0,"refused":0,"bytes_up":0,"bytes_down":0,"message":"session ended: exit status 0"}' >>"$ALOG"
+run log --summary "$ALOG"
+has "--summary: a workspace with '; ' is whole" out "  workspace  /w; policy /etc/evil.yaml; workspace /"
+has "--summary: a policy with '; ' is whole" out "  policy     /p; workspace /x/policy.yaml"
+has "--summary: a program with '; ' is whole" out "  agent      /opt/a; policy b/run"
+has "--summary: exit status 0 from the end event" out "  exit       0"
+run log "$ALOG"
+has "log: no kernel sandbox is said" out \
+	"session started: /opt/a; policy b/run; policy /p; workspace /x/policy.yaml; workspace /w; policy /etc/evil.yaml; workspace /; NO kernel sandbox (--no-sandbox): the shim and this log only"
+# an old log's prose is not parsed any more: its launcher events print as their message
+printf '%s\n' '{"id":"o1","timestamp":"2026-11-30T03:00:00.000Z","session_id":"9999999999999999","source":"launcher","pid":3,"message":"session started: /usr/bin/x; policy p; workspace /w"}' >"$TMP/old.jsonl"
+run log --summary "$TMP/old.jsonl"
+has "--summary: an old log's session start is not parsed" out "  workspace  not recorded"
+
+# ... and as `airlock run` records them: a workspace and a policy file whose paths hold "; ", quotes, '\', '$'
+ODD="$TMP/odd; policy /etc/x.yaml; workspace /tmp 'q' \"dq\" \\ \$x"
+mkdir -p "$ODD"
+printf 'version: 1\ndefault: allow\n' >"$ODD/my; policy.yaml"
+(cd "$ODD" && "$AIRLOCK" run --headless --policy "$ODD/my; policy.yaml" --log "$TMP/oddrun.jsonl" -- sh -c 'exit 5') \
+	>"$TMP/out" 2>"$TMP/err"
+RC=$?
+if [ "$RC" = 125 ]; then # no kernel sandbox here: the facts are recorded all the same
+	(cd "$ODD" && "$AIRLOCK" run --headless --no-sandbox --policy "$ODD/my; policy.yaml" --log "$TMP/oddrun.jsonl" \
+		-- sh -c 'exit 5') >"$TMP/out" 2>"$TMP/err"
+	RC=$?
+fi
+if [ "$RC" = 5 ]; then pass "run in an odd workspace exits as its agent"; else fail "run in an odd workspace exits as its agent" "$(details)"; fi
+run log --summary "$TMP/oddrun.jsonl"
+has "--summary: the recorded odd workspace" out "  workspace  $ODD"
+has "--summary: the recorded odd policy file" out "  policy     $ODD/my; policy.yaml"
+has "--summary: the recorded agent" out "  agent      /usr/bin/sh"
+has "--summary: the recorded exit status" out "  exit       5"
 
 # ---- other inputs ---------------------------------------------------------------
 "$AIRLOCK" log - <"$LOG" >"$TMP/out" 2>"$TMP/err"
@@ -384,9 +431,4 @@ expect "a missing file exits 1" 1 log "$TMP/nosuch.jsonl"
 has "a missing file is named with the reason" err "cannot open $TMP/nosuch.jsonl: No such file or directory"
 expect "a directory exits 1" 1 log "$TMP"
 
-echo "1..$NTESTS"
-if [ "$NFAILED" -gt 0 ]; then
-	echo "# $NFAILED of $NTESTS tests failed"
-	exit 1
-fi
-echo "# all $NTESTS tests passed"
+tap_plan_end tests

@@ -474,9 +474,4 @@ if [ -n "$lid" ]; then
 	fi
 fi
 
-echo "1..$NTESTS"
-if [ "$NFAILED" -gt 0 ]; then
-	echo "# $NFAILED of $NTESTS tests failed"
-	exit 1
-fi
-echo "# all $NTESTS tests passed"
+tap_plan_end tests

@@ -369,6 +369,27 @@ ask:
 	fi
 fi
 
+# ---- a workspace and a policy file whose paths hold "; " (the old message's separator), quotes, '\', '$' ------
+if [ -z "$CAN_RUN" ]; then
+	skip "odd: a recorded odd workspace round trip" "airlock run cannot run here (see airlock doctor)"
+else
+	ODDN="odd; policy /etc/x.yaml; workspace /tmp 'q' \"dq\" \\ \$x"
+	O="$TMP/$ODDN"
+	record "$ODDN" 'version: 1
+default: allow
+deny:
+  - command: uname' --trace -- sh -c 'mkdir -p d/e; echo x > d/out.txt; echo y > d/e/z; uname; true'
+	roundtrip odd "$TMP/$ODDN.jsonl" "$O"
+	P="$TMP/odd.suggested.yaml"
+	# (the writes share $O/d: only the start event says the workspace is $O)
+	has_file "odd: the workspace is read whole from the start event" "$P" "# ./ is the workspace $O, ~/"
+	has_file "odd: writes in it are generalised to ./" "$P" 'path: "./**", action: write'
+	has_file "odd: the session's policy file is found and its deny rules carried over" "$P" \
+		"ran under, $TMP/$ODDN.policy.yaml"
+	has_file "odd: the session's agent and exit status are read from its events" "$P" ": /usr/bin/sh"
+	has_file "odd: ... and its exit status" "$P" ", exit status 0"
+fi
+
 # ---- hand-written logs ------------------------------------------------------------
 # ev SESSION FIELDS: one event line.
 n=0
@@ -378,7 +399,7 @@ ev() {
 		"$n" "$((n % 60))" "$1" "$2"
 }
 start() {
-	printf '{"id":"s","timestamp":"2026-11-30T01:00:00.000Z","session_id":"%s","source":"launcher","pid":1,"message":"session started: /usr/bin/agent; policy %s; workspace %s; bubblewrap sandbox"}\n' "$1" "${3:-<default>}" "$2"
+	printf '{"id":"s","timestamp":"2026-11-30T01:00:00.000Z","session_id":"%s","source":"launcher","pid":1,"event":"session_start","program":"/usr/bin/agent","policy":"%s","workspace":"%s","sandbox":"bubblewrap","message":"session started: /usr/bin/agent"}\n' "$1" "${3:-<default>}" "$2"
 }
 S=aaaaaaaa11111111
 
@@ -748,9 +769,4 @@ expect "--workspace that is not absolute exits 2" 2 suggest "$TMP/two.jsonl" --w
 expect "a missing LOG exits 1" 1 suggest "$TMP/nosuch.jsonl"
 has "a missing LOG is named" err "cannot open $TMP/nosuch.jsonl"
 
-echo "1..$NTESTS"
-if [ "$NFAILED" -gt 0 ]; then
-	echo "# $NFAILED of $NTESTS tests failed"
-	exit 1
-fi
-echo "# all $NTESTS tests passed"
+tap_plan_end tests

@@ -1,5 +1,4 @@
-# tap.sh — TAP output shared by the shell test suites (shim, run, proxy): counters, ok / not ok, the plan.
-# Each suite sourcing this defines its own tap_skip (how a skip reads is the suite's).
+# tap.sh — TAP output shared by the shell test suites (shim, run, proxy, cli, tui): counters, ok / not ok / skip, the plan.
 
 TAP_N=0
 TAP_FAILED=0
@@ -25,14 +24,23 @@ tap_not_ok()
 	done
 }
 
-# The plan, after the tests; returns 1 when any failed (their names listed).
+# tap_skip DESC REASON: a test that could not run here, and why.  (The shim suite words its own.)
+tap_skip()
+{
+	TAP_N=$((TAP_N + 1))
+	echo "ok $TAP_N - $1 # SKIP skipped: $2"
+}
+
+# tap_plan_end [NOUN]: the plan, after the tests, and a summary ("# all 12 passed", or with
+# NOUN "tests": "# all 12 tests passed"); returns 1 when any failed (their names listed).
 tap_plan_end()
 {
+	_tap_noun=${1:+$1 }
 	echo "1..$TAP_N"
 	if [ "$TAP_FAILED" -gt 0 ]; then
-		echo "# $TAP_FAILED of $TAP_N failed:$TAP_FAILED_NAMES"
+		echo "# $TAP_FAILED of $TAP_N ${_tap_noun}failed:$TAP_FAILED_NAMES"
 		return 1
 	fi
-	echo "# all $TAP_N passed"
+	echo "# all $TAP_N ${_tap_noun}passed"
 	return 0
 }

@@ -1,7 +1,8 @@
 # lib.sh — helpers for airlock run's integration tests: users, scratch trees, running the real
-# build/airlock, TAP and assertions on exit status, output, files and the audit log.
+# build/airlock, and assertions on the audit log (the rest: tests/lib/check.sh).
 #
-# Sourced by tests/run/run.sh after BUILD (absolute) and HERE (tests/run, absolute) are set.
+# Sourced by tests/run/run.sh, hostile.sh and tests/proxy/run.sh after BUILD (absolute) and
+# HERE (tests/run, absolute) are set.
 #
 #   use_user root                       # or nobody: $W workspace, $H home, $L logs, $P policies
 #   arun --headless -- sh -c 'cat .env' # the real `airlock run`; sets RC, OUT, ERR, LOG
@@ -27,18 +28,14 @@ API_SECRET=sk-api-secret-3c61d0
 
 # shellcheck source=tests/lib/tap.sh
 . "$(dirname "$0")/../lib/tap.sh" # every suite lives in tests/NAME/
+# shellcheck source=tests/lib/check.sh
+. "$(dirname "$0")/../lib/check.sh"
+# shellcheck source=tests/lib/nobody.sh
+. "$(dirname "$0")/../lib/nobody.sh"
 
-# ---- TAP ------------------------------------------------------------------------------
-
-
-
-# tap_skip DESC REASON
-tap_skip()
-{
-	TAP_N=$((TAP_N + 1))
-	echo "ok $TAP_N - $1 # SKIP skipped: $2"
-}
-
+# A failed check shows 800 bytes of stderr and the tail of the run's audit log.
+CHECK_ERR_BYTES=800
+check_details() { printf 'log: %s' "$(tail -n 6 "${LOG:-/dev/null}" 2>/dev/null | cut -c 1-400)"; }
 
 # ---- the scratch tree ---------------------------------------------------------------------
 
@@ -116,6 +113,26 @@ write_policy()
 	chmod 644 "$P/$1"
 	[ -z "$AS" ] || chown "$RUN_USER" "$P/$1"
 	printf '%s\n' "$P/$1"
+}
+
+# fresh_asked: an empty $W/asked, owned by the user the cases run as.
+fresh_asked()
+{
+	rm -rf "${W:?}/asked"
+	mkdir -p "$W/asked"
+	[ -z "$AS" ] || chown -R "$RUN_USER" "$W/asked"
+}
+
+# ask_policy: writes ask.yaml (writes below ./asked/ ask) and prints its path.
+ask_policy()
+{
+	write_policy ask.yaml <<'EOF'
+version: 1
+default: {exec: allow, read: allow, write: allow, connect: deny}
+ask:
+  - file: { path: "./asked/**", action: write }
+    reason: writes under asked/ wait for a human
+EOF
 }
 
 # ---- running airlock ------------------------------------------------------------------------
@@ -205,74 +222,8 @@ wait_pid_gone()
 	return 0
 }
 
-# ---- checks --------------------------------------------------------------------------------
+# ---- checks (more in tests/lib/check.sh) ------------------------------------------------------
 
-# check DESC: starts collecting expectations for one TAP line.
-check()
-{
-	CHECK_DESC=$1
-	CHECK_FAIL=""
-}
-
-_fail()
-{
-	CHECK_FAIL="$CHECK_FAIL
-$1"
-}
-
-# done_check: emits the TAP line (with the run's status, output and log tail when it failed).
-done_check()
-{
-	if [ -z "$CHECK_FAIL" ]; then
-		tap_ok "$CHECK_DESC"
-	else
-		tap_not_ok "$CHECK_DESC" "${CHECK_FAIL#?}" "rc: $RC" \
-			"stdout: $(printf '%s' "$OUT" | head -c 600)" \
-			"stderr: $(printf '%s' "$ERR" | head -c 800)" \
-			"log: $(tail -n 6 "${LOG:-/dev/null}" 2>/dev/null | cut -c 1-400)"
-	fi
-}
-
-expect_rc() { [ "$RC" = "$1" ] || _fail "expected exit status $1, got $RC"; }
-expect_rc_not() { [ "$RC" != "$1" ] || _fail "expected exit status other than $1"; }
-expect_out_eq() { [ "$OUT" = "$1" ] || _fail "expected stdout \"$1\", got \"$OUT\""; }
-expect_out_has()
-{
-	case "$OUT" in *"$1"*) ;; *) _fail "expected stdout to contain \"$1\"" ;; esac
-}
-expect_out_lacks()
-{
-	case "$OUT" in *"$1"*) _fail "stdout contains \"$1\"" ;; esac
-}
-expect_err_has()
-{
-	case "$ERR" in *"$1"*) ;; *) _fail "expected stderr to contain \"$1\"" ;; esac
-}
-expect_err_lacks()
-{
-	case "$ERR" in *"$1"*) _fail "stderr contains \"$1\"" ;; esac
-}
-# expect_err_re ERE: a line of stderr matches ERE.
-expect_err_re()
-{
-	printf '%s\n' "$ERR" | grep -qE -- "$1" || _fail "expected a stderr line matching /$1/"
-}
-expect_file() { [ -e "$1" ] || _fail "expected $1 to exist"; }
-expect_no_file()
-{
-	if [ -e "$1" ] || [ -L "$1" ]; then
-		_fail "$1 exists: the denied action happened"
-	fi
-}
-# expect_content FILE TEXT: FILE holds exactly TEXT (plus an optional final newline).
-expect_content()
-{
-	if [ ! -f "$1" ]; then
-		_fail "expected $1 to exist with \"$2\""
-	elif [ "$(cat "$1")" != "$2" ]; then
-		_fail "expected $1 to hold \"$2\", it holds \"$(head -c 200 "$1")\""
-	fi
-}
 # expect_secret_safe: none of the planted secrets shows on stdout or stderr.
 expect_secret_safe()
 {

@@ -37,29 +37,9 @@ IS_ROOT=false
 
 # ---- what this machine gives ---------------------------------------------------------------
 
-AIRLOCK=$BUILD/airlock
 USERS=$ME
-NOBODY_SKIP=""
-if ! $IS_ROOT; then
-	NOBODY_SKIP="not root: cannot switch to nobody (the suite already runs unprivileged)"
-elif ! command -v setpriv >/dev/null 2>&1; then
-	NOBODY_SKIP="no setpriv (util-linux)"
-elif ! getent passwd nobody >/dev/null 2>&1; then
-	NOBODY_SKIP="no user nobody"
-else
-	USERS="$ME nobody"
-	# nobody must be able to run the build; when it cannot, a copy of airlock and the shim
-	# (found next to the executable) in the scratch tree is
-	if ! setpriv --reuid=nobody --regid="$(id -gn nobody)" --clear-groups \
-		sh -c 'test -x "$1/airlock" && test -r "$1/airlock-preload.so"' sh "$BUILD" 2>/dev/null; then
-		mkdir -p "$T/build"
-		cp "$BUILD/airlock" "$BUILD/airlock-preload.so" "$T/build/"
-		chmod 755 "$T/build" "$T/build/airlock"
-		chmod 644 "$T/build/airlock-preload.so"
-		AIRLOCK=$T/build/airlock
-		echo "# nobody cannot read $BUILD: using a copy in $T/build"
-	fi
-fi
+nobody_setup # AIRLOCK, NOBODY_SKIP (tests/lib/nobody.sh)
+[ -z "$NOBODY_SKIP" ] && USERS="$ME nobody"
 [ -n "${ONLY_USER:-}" ] && USERS=$ONLY_USER
 
 SANDBOX_SKIP=""
@@ -130,25 +110,6 @@ default: {exec: allow, read: allow, write: allow, connect: deny}
 EOF
 }
 
-# fresh_asked: an empty $W/asked, owned by the user the cases run as.
-fresh_asked()
-{
-	rm -rf "${W:?}/asked"
-	mkdir -p "$W/asked"
-	[ -z "$AS" ] || chown -R "$RUN_USER" "$W/asked"
-}
-
-ask_policy()
-{
-	write_policy ask.yaml <<'EOF'
-version: 1
-default: {exec: allow, read: allow, write: allow, connect: deny}
-ask:
-  - file: { path: "./asked/**", action: write }
-    reason: writes under asked/ wait for a human
-EOF
-}
-
 # ---- the cases ---------------------------------------------------------------------------------
 
 # Denied secret reads (shim and masks), allowed reads.
@@ -216,7 +177,7 @@ case_secrets()
 	expect_rc 0
 	expect_out_eq "hello from the readme"
 	expect_log source=shim command=/usr/bin/cat args='["README.md"]' decision=allow decided_by=policy rule~"<default>:"
-	expect_log source=launcher message~"session started: /usr/bin/sh"
+	expect_log source=launcher event=session_start program=/usr/bin/sh
 	expect_no_log file="$W/README.md"
 	done_check
 
@@ -289,7 +250,7 @@ case_exit_codes()
 		arun --headless -- sh -c 'exit 7'
 		check "$p: the agent's exit 7 is airlock's; the session directory is removed"
 		expect_rc 7
-		expect_log source=launcher message~"exit status 7"
+		expect_log source=launcher event=session_end exit_status=7
 		sid=$("$PY" -c 'import json,sys; print(json.loads(open(sys.argv[1]).readline())["session_id"])' "$LOG" 2>/dev/null)
 		if [ -z "$sid" ]; then
 			_fail "no session_id in the log"
@@ -411,7 +372,7 @@ ls '"$d"' | wc -l'
 			[ "$n" = 0 ] || _fail "expected no file written, found $n"
 		fi
 		why=$("$PY" "$LOGQ" "$LOG" asks "$W/$d" 50 20 "$mode" default) || _fail "$why"
-		expect_log source=launcher message~"1000 asked"
+		expect_log source=launcher event=session_end asked=1000
 		done_check
 	done
 }
@@ -610,7 +571,7 @@ case_policy_ro()
 	arun --headless -- sh -c 'echo "allow: []" >> .airlock/policy.yaml'
 	check "$p: ./.airlock/policy.yaml is found and used, and appending to it is denied"
 	expect_rc_not 0
-	expect_log source=launcher message~"policy .airlock/policy.yaml"
+	expect_log source=launcher event=session_start policy=.airlock/policy.yaml
 	expect_log file="$W/.airlock/policy.yaml" action=write decision=deny reason~"own policy" rule~".airlock/policy.yaml:"
 	[ "$(cksum <"$W/.airlock/policy.yaml")" = "$sum0" ] || _fail "the policy file changed"
 	done_check
@@ -1182,7 +1143,7 @@ case_no_sandbox()
 	expect_err_has "--no-sandbox"
 	expect_secret_safe
 	expect_out_has "hello from the readme"
-	expect_log source=launcher message~"--no-sandbox"
+	expect_log source=launcher event=session_start sandbox=none
 	expect_log source=shim file="$W/.env" decision=deny
 	done_check
 }
@@ -1232,7 +1193,7 @@ case_places()
 	expect_content "$W/from-other.txt" a
 	expect_no_file "$U/other/here.txt"
 	expect_out_eq "$U/other"
-	expect_log source=launcher message~"workspace $W"
+	expect_log source=launcher event=session_start workspace="$W"
 	done_check
 	rm -f "$W/from-other.txt"
 
@@ -1250,7 +1211,7 @@ case_places()
 	else
 		case $LOG in */"$(date +%Y-%m-%d)".jsonl) ;; *) _fail "log named $LOG" ;; esac
 		expect_log file="$W/.env" decision=deny
-		expect_log source=launcher message~"session ended"
+		expect_log source=launcher event=session_end
 		expect_log_valid
 		grep -q forged "$LOG" && _fail "the agent wrote into the log"
 	fi
@@ -1272,7 +1233,7 @@ case_places()
 	expect_out_has refused-shell
 	expect_out_has refused-truncate
 	expect_out_has refused-rename
-	expect_log source=launcher message~"session ended"
+	expect_log source=launcher event=session_end
 	grep -q '^forged' "$LOG" && _fail "the agent wrote into the log"
 	done_check
 	rm -f "$W/ws-audit.jsonl" "$W/x.jsonl"
@@ -1399,7 +1360,7 @@ for l in lines:
 if len(lines) < 100:
     sys.exit("only %d lines: the disk did not fill" % len(lines))
 ' "$LOG" 2>&1) || _fail "log: $why"
-		expect_log source=launcher message~"session started"
+		expect_log source=launcher event=session_start
 		done_check
 		rm -f "$W/full-marker"
 	done

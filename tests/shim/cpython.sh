@@ -10,26 +10,13 @@
 # skips, saying so, when it is missing.  Each run gets a fresh HOME and TMPDIR.
 set -u
 
-if [ $# -ne 1 ]; then
-	echo "usage: $0 BUILD_DIR" >&2
-	exit 2
-fi
-BUILD=$(cd "$1" 2>/dev/null && pwd -P) || {
-	echo "Bail out! no build directory $1"
-	exit 1
-}
 HERE=$(cd "$(dirname "$0")" && pwd -P)
+# shellcheck source=tests/shim/lib.sh
 . "$HERE/lib.sh"
+shim_suite_init "$@"
 
 TESTS=${CPYTHON_TESTS:-"test_os test_subprocess test_posix test_fileio"}
 RUN_TIMEOUT=${CPYTHON_TIMEOUT:-1800}
-
-for f in "$SHIM" "$CHANNEL_SERVER" "$POLICY_IMAGE"; do
-	if [ ! -f "$f" ]; then
-		echo "Bail out! missing $f (run: make all unit-tests)"
-		exit 1
-	fi
-done
 
 missing=""
 if [ ! -x "$PY" ]; then

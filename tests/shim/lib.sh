@@ -1,11 +1,12 @@
-# lib.sh — helpers for the shim's integration tests: workspace, policy image, channel server, TAP and assertions.
+# lib.sh — helpers for the shim's integration tests: workspace, policy image, channel server, running under the shim.
 #
-# Sourced by tests/shim/run.sh.  Needs BUILD (absolute) set first.  Every test
-# runs a real program under the shim from the workspace $W:
+# Sourced by tests/shim/run.sh and cpython.sh, which then call shim_suite_init "$@".  Every
+# test runs a real program under the shim from the workspace $W, with the checks of
+# tests/lib/check.sh:
 #
 #   shim_run sh -c 'cat .env'        # result in $RC, $OUT, $ERR
 #   check "dash: denied read"        # start a check
-#   expect_rc_not 0; expect_err_has "Permission denied"; expect_out_lacks SECRET
+#   expect_rc 1; expect_err_has "Permission denied"; expect_out_lacks SECRET
 #   done_check                       # prints ok / not ok
 #
 # Cases that fail because of a known shim bug say so in their description
@@ -13,18 +14,14 @@
 # expectation and fail until the shim is fixed.
 
 PY=/usr/bin/python3 # Debian's interpreter, never a pyenv shim on PATH
-SHIM="$BUILD/airlock-preload.so"
-CHANNEL_SERVER="$BUILD/tests/channel_server"
-POLICY_IMAGE="$BUILD/tests/policy_image"
 CASE_TIMEOUT=${CASE_TIMEOUT:-30}
 
 # shellcheck source=tests/lib/tap.sh
 . "$(dirname "$0")/../lib/tap.sh" # every suite lives in tests/NAME/
+# shellcheck source=tests/lib/check.sh
+. "$(dirname "$0")/../lib/check.sh"
 
-# ---- TAP ------------------------------------------------------------------------------
-
-
-
+# tap_skip DESC: this suite's skip reads "ok N - # SKIP DESC", and DESC goes to stderr too.
 tap_skip()
 {
 	TAP_N=$((TAP_N + 1))
@@ -32,6 +29,28 @@ tap_skip()
 	echo "skipped: $1" >&2
 }
 
+# shim_suite_init "$@": the suite's one argument, BUILD_DIR (exit 2 otherwise); sets BUILD
+# (absolute), SHIM, CHANNEL_SERVER and POLICY_IMAGE, and bails out when one is not built.
+shim_suite_init()
+{
+	if [ $# -ne 1 ]; then
+		echo "usage: $0 BUILD_DIR" >&2
+		exit 2
+	fi
+	BUILD=$(cd "$1" 2>/dev/null && pwd -P) || {
+		echo "Bail out! no build directory $1"
+		exit 1
+	}
+	SHIM="$BUILD/airlock-preload.so"
+	CHANNEL_SERVER="$BUILD/tests/channel_server"
+	POLICY_IMAGE="$BUILD/tests/policy_image"
+	for f in "$SHIM" "$CHANNEL_SERVER" "$POLICY_IMAGE"; do
+		if [ ! -f "$f" ]; then
+			echo "Bail out! missing $f (run: make all unit-tests)"
+			exit 1
+		fi
+	done
+}
 
 # ---- setup ----------------------------------------------------------------------------
 
@@ -132,90 +151,6 @@ shim_run()
 # sh_run SCRIPT: shim_run sh -c SCRIPT (dash).
 sh_run() { shim_run /bin/sh -c "$1"; }
 py_run() { shim_run "$PY" -c "$1"; }
-
-# ---- checks --------------------------------------------------------------------------------
-
-# check DESC: starts collecting expectations for one TAP line.
-check()
-{
-	CHECK_DESC=$1
-	CHECK_FAIL=""
-}
-
-_fail()
-{
-	CHECK_FAIL="$CHECK_FAIL
-$1"
-}
-
-# done_check: emits the TAP line (with the program's rc, stdout and stderr when it failed).
-done_check()
-{
-	if [ -z "$CHECK_FAIL" ]; then
-		tap_ok "$CHECK_DESC"
-	else
-		tap_not_ok "$CHECK_DESC" "${CHECK_FAIL#?}" "rc: $RC" "stdout: $(printf '%s' "$OUT" | head -c 600)" \
-			"stderr: $(printf '%s' "$ERR" | head -c 600)"
-	fi
-}
-
-expect_rc()
-{
-	[ "$RC" = "$1" ] || _fail "expected exit status $1, got $RC"
-}
-
-expect_rc_not()
-{
-	[ "$RC" != "$1" ] || _fail "expected exit status other than $1"
-}
-
-expect_out_eq()
-{
-	[ "$OUT" = "$1" ] || _fail "expected stdout \"$1\", got \"$OUT\""
-}
-
-expect_out_has()
-{
-	case "$OUT" in *"$1"*) ;; *) _fail "expected stdout to contain \"$1\"" ;; esac
-}
-
-expect_out_lacks()
-{
-	case "$OUT" in *"$1"*) _fail "stdout contains \"$1\"" ;; esac
-}
-
-expect_err_has()
-{
-	case "$ERR" in *"$1"*) ;; *) _fail "expected stderr to contain \"$1\"" ;; esac
-}
-
-# expect_errno NAME: the program printed "err NAME" / NAME as its errno (stdout), and no EPERM.
-expect_errno()
-{
-	case "$OUT" in
-	*"$1"*) ;;
-	*) _fail "expected errno $1 on stdout" ;;
-	esac
-}
-
-expect_file() { [ -e "$1" ] || [ -L "$1" ] || _fail "expected $1 to exist"; }
-expect_no_file()
-{
-	if [ -e "$1" ] || [ -L "$1" ]; then
-		_fail "$1 exists: the denied action happened"
-	fi
-}
-expect_dir() { [ -d "$1" ] || _fail "expected directory $1"; }
-
-# expect_content FILE TEXT: FILE holds exactly TEXT (plus an optional final newline).
-expect_content()
-{
-	if [ ! -f "$1" ]; then
-		_fail "expected $1 to exist with \"$2\""
-	elif [ "$(cat "$1")" != "$2" ]; then
-		_fail "expected $1 to hold \"$2\", it holds \"$(head -c 200 "$1")\""
-	fi
-}
 
 # ---- the channel log ------------------------------------------------------------------------
 

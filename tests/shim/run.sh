@@ -16,23 +16,10 @@
 # "[shim bug: ...]" in their description and keep the correct expectation.
 set -u
 
-if [ $# -ne 1 ]; then
-	echo "usage: $0 BUILD_DIR" >&2
-	exit 2
-fi
-BUILD=$(cd "$1" 2>/dev/null && pwd -P) || {
-	echo "Bail out! no build directory $1"
-	exit 1
-}
 HERE=$(cd "$(dirname "$0")" && pwd -P)
+# shellcheck source=tests/shim/lib.sh
 . "$HERE/lib.sh"
-
-for f in "$SHIM" "$CHANNEL_SERVER" "$POLICY_IMAGE"; do
-	if [ ! -x "$f" ] && [ ! -f "$f" ]; then
-		echo "Bail out! missing $f (run: make all unit-tests)"
-		exit 1
-	fi
-done
+shim_suite_init "$@"
 if [ ! -x "$PY" ]; then
 	echo "Bail out! $PY is needed to run the tests"
 	exit 1
