@@ -25,6 +25,16 @@ int __openat64_2(int dirfd, const char *path, int flags);
 #include "preload/hooks.def"
 #undef HOOK
 
+/*
+ * Each wrapper, declared from the list and exported: a prototype in the list
+ * that disagrees with libc's header or with the wrapper's definition does not
+ * compile.  (tests/shim/run.sh checks the other half: that the list, the
+ * wrappers defined and the shim's exported symbols are the same names.)
+ */
+#define HOOK(ret, name, params) SHIM_EXPORT ret name params;
+#include "preload/hooks.def"
+#undef HOOK
+
 /* What an intercepted call is about. */
 enum shim_source {
 	SHIM_EXEC = 0,
@@ -105,9 +115,10 @@ void shim_leave(void);
 
 /*
  * Turns a verdict into the final decision: ask goes to the launcher over the
- * channel and blocks for the answer (no channel or no answer: deny); deny,
- * ask and allowed exec / connect are reported as events, allowed file
- * accesses only when AIRLOCK_TRACE=1.  Returns POLICY_ALLOW or POLICY_DENY.
+ * channel as an ASK and blocks for the answer (no channel or no answer:
+ * deny; the launcher logs the ask and its answer); deny and allowed exec /
+ * connect are reported as EVENTs, allowed file accesses only when
+ * AIRLOCK_TRACE=1.  Returns POLICY_ALLOW or POLICY_DENY.
  * No heap allocation; safe in a vfork child.
  */
 enum policy_decision shim_resolve(struct shim_action *a);

@@ -4,7 +4,7 @@
 # Usage: tests/shim/run.sh BUILD_DIR     (needs BUILD_DIR/airlock-preload.so, tests/channel_server,
 #                                         tests/policy_image: `make all unit-tests`)
 # Environment: KEEP_TMP=1 keeps the temp tree; ONLY=group[,group] runs some groups
-# (sh bash python perl node coreutils fortify spellings env ask events errno failclosed).
+# (hooks sh bash python perl node coreutils fortify loader errno spellings env ask events failclosed).
 #
 # Every case runs the program under the shim (LD_PRELOAD + AIRLOCK_DIR, a session
 # dir with policy.img and the channel served by tests' channel_server) in a
@@ -20,6 +20,8 @@ HERE=$(cd "$(dirname "$0")" && pwd -P)
 # shellcheck source=tests/shim/lib.sh
 . "$HERE/lib.sh"
 shim_suite_init "$@"
+# shellcheck source=tests/shim/hooks.sh
+. "$HERE/hooks.sh"
 if [ ! -x "$PY" ]; then
 	echo "Bail out! $PY is needed to run the tests"
 	exit 1
@@ -1572,6 +1574,7 @@ write_policy
 echo "# workspace $W, session $S, shim $SHIM"
 server_start --answer deny
 
+want hooks && hooks_group
 want sh && shell_group /bin/sh
 want bash && shell_group /bin/bash
 want python && python_group
