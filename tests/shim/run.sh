@@ -230,20 +230,23 @@ shell_group()
 	done_check
 
 	shim_run "$sh" -c "sub/tool markers/$n-tool-denied"
-	check "$n: exec denied by a file exec rule (./sub/tool): exit 126, not started"
+	check "$n: exec denied by a file exec rule (./sub/tool): exit 126, EACCES, not started"
 	expect_rc 126
+	expect_err_has "Permission denied"
 	expect_no_file "$W/markers/$n-tool-denied"
 	done_check
 
 	shim_run "$sh" -c "cd sub && ./tool ../markers/$n-tool-cd-denied"
-	check "$n: cd sub && ./tool denied (file exec rule, relative to the new cwd)"
+	check "$n: cd sub && ./tool denied (file exec rule, relative to the new cwd): EACCES, not started"
 	expect_rc 126
+	expect_err_has "Permission denied"
 	expect_no_file "$W/markers/$n-tool-cd-denied"
 	done_check
 
 	shim_run "$sh" -c "x=\$(forbidden markers/$n-subst-denied; echo after); echo \"[\$x]\""
-	check "$n: denied exec inside \$(...): not started, the shell goes on"
+	check "$n: denied exec inside \$(...): EACCES, not started, the shell goes on"
 	expect_out_has "[after]"
+	expect_err_has "Permission denied"
 	expect_no_file "$W/markers/$n-subst-denied"
 	done_check
 }
@@ -334,9 +337,9 @@ print(r.returncode, r.stdout.strip())"
 	done_check
 
 	py_run "${PYPRE}print(os.system('forbidden markers/py-system-denied'))"
-	check "python: os.system denied: non-zero status, not started"
-	expect_out_lacks "SECRET"
-	[ "$OUT" != 0 ] || _fail "os.system returned 0"
+	check "python: os.system denied: the shell's exit 126 (wait status 32256), EACCES, not started"
+	expect_out_eq 32256
+	expect_err_has "Permission denied"
 	expect_no_file "$W/markers/py-system-denied"
 	done_check
 
@@ -377,7 +380,7 @@ try:
     print('spawned', os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]))
 except OSError as e:
     print(en(e))"
-	check "python: os.posix_spawn with a file action opening .env as stdin: EACCES, nothing read [shim bug: posix_spawn file actions not decided]"
+	check "python: os.posix_spawn with a file action opening .env as stdin: EACCES, nothing read"
 	expect_out_lacks SECRET
 	expect_out_eq "err EACCES"
 	done_check
@@ -390,7 +393,7 @@ try:
     print('spawned', os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]))
 except OSError as e:
     print(en(e))"
-	check "python: os.posix_spawn with a file action truncating a protected file: EACCES, not truncated [shim bug: posix_spawn file actions not decided]"
+	check "python: os.posix_spawn with a file action truncating a protected file: EACCES, not truncated"
 	expect_out_eq "err EACCES"
 	expect_content "$f" KEEP
 	done_check
@@ -506,7 +509,7 @@ for name, call in [('truncate', lambda: os.truncate('protected/py-other.txt', 0)
         call(); print(name, 'done')
     except OSError as e:
         print(name, en(e))"
-	check "python: os.truncate, os.chmod, os.link, os.rmdir denied: EACCES, nothing changed [shim bug: truncate64 not hooked]"
+	check "python: os.truncate, os.chmod, os.link, os.rmdir denied: EACCES, nothing changed"
 	expect_out_eq "truncate err EACCES
 chmod err EACCES
 link err EACCES
@@ -602,8 +605,9 @@ perl_group()
 	done_check
 
 	pl 'my $r = system("forbidden markers/pl-system-sh-denied; echo after"); print " $r";'
-	check "perl: system via /bin/sh denied inside the shell: not started"
+	check "perl: system via /bin/sh denied inside the shell: EACCES, not started"
 	expect_out_has after
+	expect_err_has "Permission denied"
 	expect_no_file "$W/markers/pl-system-sh-denied"
 	done_check
 
@@ -624,9 +628,9 @@ perl_group()
 	expect_out_eq "0 ok-content"
 	done_check
 
-	pl 'my $o = `forbidden markers/pl-bt-denied`; print $? == 0 ? "ok" : "failed";'
-	check "perl: backticks denied: fails, not started"
-	expect_out_eq failed
+	pl 'my $o = `forbidden markers/pl-bt-denied`; print defined $o ? "output" : "undef", " $? ", en();'
+	check "perl: backticks denied: no output, \$? -1, EACCES, not started"
+	expect_out_eq "undef -1 err EACCES"
 	expect_no_file "$W/markers/pl-bt-denied"
 	done_check
 
@@ -840,14 +844,15 @@ coreutils_group()
 	done_check
 
 	sh_run 'mkdir -p protected/mkdir-p/a/b'
-	check "coreutils: mkdir -p denied: not created"
+	check "coreutils: mkdir -p denied: EACCES, not created"
 	expect_rc 1
+	expect_err_has "Permission denied"
 	expect_no_file "$W/protected/mkdir-p"
 	done_check
 
 	mkdir -p "$W/protected/walk"
 	sh_run 'find protected/walk && du -s protected/walk >/dev/null && echo walked'
-	check "coreutils: find and du inside a write-denied directory allowed (they only read) [shim bug: O_DIRECTORY open counted as a write]"
+	check "coreutils: find and du inside a write-denied directory allowed (they only read)"
 	expect_rc 0
 	expect_out_has walked
 	done_check
@@ -998,7 +1003,7 @@ fortify_group()
 	done_check
 
 	shim_run "$F" spawn-chdir "$W/sub" ./tool ../markers/f-spawn-chdir-tool
-	check "fortify: posix_spawn of ./tool after a chdir to sub/ (file exec rule ./sub/tool): EACCES, not started [shim bug: relative path decided against the caller's cwd]"
+	check "fortify: posix_spawn of ./tool after a chdir to sub/ (file exec rule ./sub/tool): EACCES, not started"
 	expect_out_eq "err EACCES"
 	expect_no_file "$W/markers/f-spawn-chdir-tool"
 	done_check
@@ -1054,13 +1059,16 @@ spellings_group()
 	done_check
 
 	sh_run "cat /$W/.env"
-	check "spelling: cat //W/.env (doubled leading slash) denied"
+	check "spelling: cat //W/.env (doubled leading slash) denied: EACCES"
 	expect_rc 1
+	expect_err_has "Permission denied"
 	expect_out_lacks SECRET
 	done_check
 
 	sh_run "cat $W//.env; cat $W/./.env; cat $W/a//..//.env"
-	check "spelling: W//.env, W/./.env, W/a//..//.env denied"
+	check "spelling: W//.env, W/./.env, W/a//..//.env denied: EACCES, three times"
+	expect_rc 1
+	expect_err_count 3 "Permission denied"
 	expect_out_lacks SECRET
 	done_check
 
@@ -1070,19 +1078,24 @@ spellings_group()
 	done_check
 
 	sh_run 'cat innocent'
-	check "spelling: relative symlink to a denied file (innocent -> .env) denied"
+	check "spelling: relative symlink to a denied file (innocent -> .env) denied: EACCES"
 	expect_rc 1
+	expect_err_has "Permission denied"
 	expect_out_lacks SECRET
 	done_check
 
 	sh_run 'cat abslink'
-	check "spelling: absolute symlink to a denied file denied"
+	check "spelling: absolute symlink to a denied file denied: EACCES"
 	expect_rc 1
+	expect_err_has "Permission denied"
 	expect_out_lacks SECRET
 	done_check
 
-	sh_run 'ln .env out/hard-env; cat out/hard-env'
-	check "spelling: a hard link to a read-denied file (ln .env out/x; cat out/x): not readable [shim bug: link() decides only a write on the original]"
+	sh_run 'ln .env out/hard-env; echo "ln=$?"; cat out/hard-env'
+	check "spelling: no hard link to a read-denied file (ln .env out/x): EACCES, not created, nothing read"
+	expect_out_has "ln=1"
+	expect_err_has "failed to create hard link 'out/hard-env' => '.env': Permission denied"
+	expect_no_file "$W/out/hard-env"
 	expect_out_lacks SECRET
 	done_check
 
@@ -1092,14 +1105,16 @@ spellings_group()
 	done_check
 
 	sh_run 'cat privlink/data.txt'
-	check "spelling: read through a symlinked directory (privlink -> private) denied"
+	check "spelling: read through a symlinked directory (privlink -> private) denied: EACCES"
 	expect_rc 1
+	expect_err_has "Permission denied"
 	expect_out_lacks PRIVATE
 	done_check
 
 	sh_run 'ls private'
-	check "spelling: listing a read-denied directory (ls private) denied [shim bug: opendir not decided]"
-	expect_rc_not 0
+	check "spelling: listing a read-denied directory (ls private) denied: EACCES"
+	expect_rc 2
+	expect_err_has "cannot open directory 'private': Permission denied"
 	expect_out_lacks data.txt
 	done_check
 
@@ -1109,8 +1124,9 @@ spellings_group()
 	done_check
 
 	sh_run 'echo evil > protlink/via-link.txt'
-	check "spelling: write through a symlinked directory (protlink -> protected) denied, not created"
+	check "spelling: write through a symlinked directory (protlink -> protected) denied: EACCES, not created"
 	expect_rc_not 0
+	expect_err_has "Permission denied"
 	expect_no_file "$W/protected/via-link.txt"
 	done_check
 
@@ -1120,8 +1136,9 @@ spellings_group()
 	done_check
 
 	sh_run "cat /proc/self/root$W/.env"
-	check "spelling: /proc/self/root/W/.env denied"
+	check "spelling: /proc/self/root/W/.env denied: EACCES"
 	expect_rc 1
+	expect_err_has "Permission denied"
 	expect_out_lacks SECRET
 	done_check
 
@@ -1131,8 +1148,9 @@ spellings_group()
 	done_check
 
 	sh_run 'cat /proc/self/cwd/.env'
-	check "spelling: /proc/self/cwd/.env denied"
+	check "spelling: /proc/self/cwd/.env denied: EACCES"
 	expect_rc 1
+	expect_err_has "Permission denied"
 	expect_out_lacks SECRET
 	done_check
 
@@ -1179,7 +1197,7 @@ try:
     os.open('dirfd-new', os.O_WRONLY | os.O_CREAT, 0o644, dir_fd=d); print('created')
 except OSError as e:
     print(en(e))"
-	check "spelling: os.open(O_CREAT, dir_fd=protected) denied: EACCES, not created [shim bug: O_DIRECTORY open counted as a write]"
+	check "spelling: os.open(O_CREAT, dir_fd=protected) denied: EACCES, not created"
 	expect_out_eq "err EACCES"
 	expect_no_file "$W/protected/dirfd-new"
 	done_check
@@ -1227,16 +1245,18 @@ except OSError as e:
 	done_check
 
 	sh_run 'alias-prog markers/alias-denied'
-	check "spelling: exec through a symlink to a denied program (alias-prog -> forbidden) denied [shim bug: command rules see only the name as invoked]"
+	check "spelling: exec through a symlink to a denied program (alias-prog -> forbidden) denied: EACCES, not started"
 	expect_rc 126
+	expect_err_has "Permission denied"
 	expect_no_file "$W/markers/alias-denied"
 	done_check
 
 	ldso=$(ls /lib64/ld-linux-x86-64.so.2 /lib/ld-linux-aarch64.so.1 2>/dev/null | head -n 1)
 	if [ -n "$ldso" ]; then
 		sh_run "$ldso $W/bin/forbidden-touch markers/ldso-denied"
-		check "spelling: the dynamic loader running a denied program (ld.so forbidden-touch) denied"
+		check "spelling: the dynamic loader running a denied program (ld.so forbidden-touch) denied: EACCES, not started"
 		expect_rc 126
+		expect_err_has "Permission denied"
 		expect_no_file "$W/markers/ldso-denied"
 		done_check
 
@@ -1273,14 +1293,16 @@ env_group()
 	done_check
 
 	sh_run "env -i /bin/sh -c '$W/bin/forbidden $W/markers/env-i-denied; echo rc=\$?'"
-	check "env: env -i sh -c forbidden: the grandchild's exec still denied"
+	check "env: env -i sh -c forbidden: the grandchild's exec still denied: EACCES, not started"
 	expect_out_has "rc=126"
+	expect_err_has "Permission denied"
 	expect_no_file "$W/markers/env-i-denied"
 	done_check
 
 	sh_run 'env -u LD_PRELOAD cat .env'
-	check "env: env -u LD_PRELOAD cat .env still denied"
+	check "env: env -u LD_PRELOAD cat .env still denied: EACCES"
 	expect_rc 1
+	expect_err_has "Permission denied"
 	expect_out_lacks SECRET
 	done_check
 
@@ -1323,8 +1345,9 @@ os.execve('/usr/bin/env', ['env'], {})"
 	py_run "${PYPRE}
 os.closerange(3, 65536)
 os.execve('/bin/sh', ['sh', '-c', 'forbidden markers/env-close-denied; echo rc=\$?'], {'PATH': '$W/bin:/usr/bin:/bin'})"
-	check "env: closerange then execve sh with its own environment: forbidden still denied"
+	check "env: closerange then execve sh with its own environment: forbidden still denied: EACCES, not started"
 	expect_out_has "rc=126"
+	expect_err_has "Permission denied"
 	expect_no_file "$W/markers/env-close-denied"
 	done_check
 }
@@ -1403,16 +1426,18 @@ except OSError as e:
 	done_check
 
 	sh_run 'cat asked.txt'
-	check "ask: no channel socket: read denied (fail closed)"
+	check "ask: no channel socket: read denied (fail closed): EACCES"
 	expect_rc 1
+	expect_err_has "Permission denied"
 	expect_out_lacks asked-content
 	done_check
 
 	# A socket path that is not a socket at all.
 	: >"$S/channel"
 	sh_run 'askme markers/ask-notsock'
-	check "ask: channel is not a socket: denied (fail closed)"
+	check "ask: channel is not a socket: denied (fail closed): EACCES, not started"
 	expect_rc 126
+	expect_err_has "Permission denied"
 	expect_no_file "$W/markers/ask-notsock"
 	done_check
 	rm -f "$S/channel"
@@ -1516,25 +1541,29 @@ open(sys.argv[2], 'wb').write(b)" "$good" "$FS/policy.img"
 
 		rm -f "$W/out/fc-$variant"
 		SHIM_DIR=$FS sh_run "echo x > out/fc-$variant"
-		check "fail closed ($variant image): a write is denied, not created"
+		check "fail closed ($variant image): a write is denied: EACCES, not created"
 		expect_rc_not 0
+		expect_err_has "Permission denied"
 		expect_no_file "$W/out/fc-$variant"
 		done_check
 
 		SHIM_DIR=$FS sh_run "allowed_prog markers/fc-$variant"
-		check "fail closed ($variant image): an exec is denied, not started"
+		check "fail closed ($variant image): an exec is denied: EACCES, not started"
 		expect_rc 126
+		expect_err_has "Permission denied"
 		expect_no_file "$W/markers/fc-$variant"
 		done_check
 
 		SHIM_DIR=$FS sh_run 'read -r l < ok.txt; echo "[$l]"'
-		check "fail closed ($variant image): a read is denied"
+		check "fail closed ($variant image): a read is denied: EACCES"
 		expect_out_lacks ok-content
+		expect_err_has "Permission denied"
 		done_check
 
 		SHIM_DIR=$FS shim_run "$PY" -c "print('started')"
 		check "fail closed ($variant image): python cannot even start (its reads are denied)"
-		expect_rc_not 0
+		expect_rc 1
+		expect_err_has "No module named 'encodings'"
 		expect_out_lacks started
 		done_check
 		server_stop
