@@ -36,7 +36,8 @@ CURSES_LIBS := $(shell pkg-config --libs ncursesw 2>/dev/null || echo -lncursesw
 # The image half of the policy engine: what the shim links (no libyaml, no allocation).
 IMAGE_SRCS := policy/image.c policy/glob.c policy/regex.c policy/netaddr.c policy/names.c
 # The launcher half: YAML loading and compilation.
-LOAD_SRCS := policy/load.c policy/compile.c policy/pattern.c policy/default_text.c
+LOAD_SRCS := policy/load.c policy/load_tree.c policy/load_values.c policy/load_rules.c \
+	policy/compile.c policy/pattern.c policy/default_text.c
 POLICY_SRCS := $(IMAGE_SRCS) $(LOAD_SRCS)
 POLICY_OBJS := $(POLICY_SRCS:%.c=$(BUILD)/%.o) $(BUILD)/policy/default_policy.o
 # What the shim and the launcher share (core/): the channel protocol, the canonicaliser.
