@@ -36,12 +36,6 @@ unset NO_COLOR
 # shellcheck source=tests/lib/tap.sh
 . "$HERE/../lib/tap.sh"
 
-tap_skip()
-{
-	TAP_N=$((TAP_N + 1))
-	echo "ok $TAP_N - $1 # SKIP skipped: $2"
-}
-
 skip_all()
 {
 	echo "# skipped: $1"
