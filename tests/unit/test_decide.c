@@ -21,7 +21,7 @@
 /* ---- Policies ---------------------------------------------------------------- */
 
 enum {
-	AG,     /* AgentGuard's example, from AGENTGUARD_FILE */
+	AG,     /* AgentGuard's example: the fixture AGENTGUARD_FILE */
 	PREC,   /* precedence across and within lists */
 	DDENY,  /* default: deny */
 	DMAP,   /* default as a partial map */
@@ -36,53 +36,6 @@ enum {
 	GEN,    /* 2000 generated rules */
 	NPOL
 };
-
-/* The same text as AGENTGUARD_FILE, used only when that file cannot be loaded. */
-static const char agentguard_yaml[] =
-	"# An AgentGuard policy, as AgentGuard users write it; airlock loads it unchanged.\n"
-	"version: 1\n"
-	"\n"
-	"deny:\n"
-	"  - command: \"rm\"\n"
-	"    args: \"-rf *\"\n"
-	"    reason: \"Recursive forced deletion is too dangerous\"\n"
-	"  - command: \"sudo\"\n"
-	"    args: \"*\"\n"
-	"    reason: \"No privilege escalation\"\n"
-	"  - command: \"chmod\"\n"
-	"    args: \"777 *\"\n"
-	"    reason: \"World-writable permissions are a security risk\"\n"
-	"  - file:\n"
-	"      path: \"*.env\"\n"
-	"      action: \"read\"\n"
-	"    reason: \"Don't let agent read .env files\"\n"
-	"  - file:\n"
-	"      path: \"*.pem\"\n"
-	"      action: \"read\"\n"
-	"    reason: \"Don't let agent read private keys\"\n"
-	"\n"
-	"allow:\n"
-	"  - command: \"ls\"\n"
-	"  - command: \"cat\"\n"
-	"  - command: \"pwd\"\n"
-	"  - command: \"echo\"\n"
-	"  - command: \"grep\"\n"
-	"  - command: \"head\"\n"
-	"  - command: \"tail\"\n"
-	"  - command: \"wc\"\n"
-	"  - command: \"git\"\n"
-	"    args: \"status\"\n"
-	"  - command: \"git\"\n"
-	"    args: \"log *\"\n"
-	"  - command: \"git\"\n"
-	"    args: \"diff *\"\n"
-	"  - file:\n"
-	"      path: \"/tmp/workspace/**\"\n"
-	"      action: \"write\"\n"
-	"  - network:\n"
-	"      destination: \"api.anthropic.com:443\"\n"
-	"  - network:\n"
-	"      destination: \"api.github.com:443\"\n";
 
 static const char *const policy_yaml[NPOL] = {
 	[PREC] = "version: 1\n"
@@ -292,13 +245,12 @@ static void build_agentguard(struct test_policy *t)
 	char msg[2048];
 
 	memset(t, 0, sizeof *t);
+	/* the one copy of the fixture (tests/cli/run.sh uses it too): missing is a failure */
 	t->p = policy_load_file(AGENTGUARD_FILE, &err);
 	if (!t->p) {
 		policy_error_format(&err, msg, sizeof msg);
-		print_message("note: %s; using the inline copy of the AgentGuard policy\n", msg);
-		test_policy_build(t, agentguard_yaml);
-		ag_source = "test.yaml";
-		return;
+		fail_msg("the AgentGuard fixture does not load (run from the repository root): %s",
+			 msg);
 	}
 	ag_source = AGENTGUARD_FILE;
 	if (policy_compile(t->p, &ctx, &t->blob, &t->size, &err) != 0) {
