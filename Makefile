@@ -48,8 +48,12 @@ SHIM_SRCS := $(wildcard preload/*.c)
 SHIM_OBJS := $(SHIM_SRCS:%.c=$(BUILD)/shim/%.o) $(CORE_SRCS:%.c=$(BUILD)/shim/%.o) \
 	$(IMAGE_SRCS:%.c=$(BUILD)/shim/%.o)
 CORE_OBJS := $(CORE_SRCS:%.c=$(BUILD)/%.o)
-# The egress proxy's parts: pure parsers and the relay (the launcher runs its loop).
-PROXY_SRCS := $(wildcard proxy/*.c)
+# The egress proxy's parts (the launcher drives it with proxy_fd / proxy_dispatch).  Its event
+# loop has one backend per platform (proxy/loop.h): epoll on Linux, poll(2) elsewhere or with
+# PROXY_LOOP=poll.
+OS := $(shell uname -s)
+PROXY_LOOP ?= $(if $(filter Linux,$(OS)),epoll,poll)
+PROXY_SRCS := $(filter-out proxy/loop_%.c,$(wildcard proxy/*.c)) proxy/loop_$(PROXY_LOOP).c
 PROXY_OBJS := $(PROXY_SRCS:%.c=$(BUILD)/%.o)
 SUPPORT_SRCS := $(wildcard tests/support/*.c)
 SUPPORT_BINS := $(SUPPORT_SRCS:tests/support/%.c=$(BUILD)/tests/%)
@@ -58,7 +62,10 @@ LAUNCHER_SRCS := $(wildcard launcher/*/*.c)
 LAUNCHER_OBJS := $(LAUNCHER_SRCS:%.c=$(BUILD)/%.o)
 
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)
-UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/%)
+# test_loop runs once per event loop backend this system has, whichever the proxy links.
+LOOP_BACKENDS := $(if $(filter Linux,$(OS)),epoll poll,poll)
+UNIT_BINS := $(filter-out %/test_loop,$(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/%)) \
+	$(LOOP_BACKENDS:%=$(BUILD)/tests/test_loop_%)
 FUZZ_SRCS := $(wildcard tests/fuzz/fuzz_*.c)
 FUZZ_BINS := $(FUZZ_SRCS:tests/fuzz/%.c=$(BUILD)/fuzz/%)
 BENCH_SRCS := $(wildcard tests/bench/*_bench.c)
@@ -117,6 +124,12 @@ $(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libairlock-policy.a $(BUILD)/libairloc
 		$(BUILD)/libairlock-core.a \
 		$(BUILD)/libairlock-policy.a $(LDFLAGS_ALL) $(YAML_LIBS) $(CMOCKA_LIBS) \
 		$(UNIT_EXTRA) -lpthread
+
+$(BUILD)/tests/test_loop_%: tests/unit/test_loop.c $(BUILD)/proxy/loop_%.o tests/unit/testutil.h \
+		$(BUILD)/libairlock-policy.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) -Itests/unit -o $@ $< $(BUILD)/proxy/loop_$*.o $(BUILD)/libairlock-policy.a \
+		$(LDFLAGS_ALL) $(YAML_LIBS) $(CMOCKA_LIBS) -lpthread
 
 # Unit tests of launcher parts link those parts and their libraries.
 $(BUILD)/tests/test_seccomp: launcher/sandbox/seccomp.c

@@ -3,9 +3,10 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
+
+#include "proxy/loop.h"
 
 /*
  * What a direction reads ahead: the pipe is grown to this (F_SETPIPE_SZ,
@@ -183,16 +184,16 @@ enum relay_state relay_pump(struct relay *r)
 	return RELAY_RUNNING;
 }
 
-short relay_want(const struct relay *r, int fd)
+unsigned relay_want(const struct relay *r, int fd)
 {
-	short ev = 0;
+	unsigned ev = 0;
 	for (int d = 0; d < 2; d++) {
 		const struct relay_side *s = &r->side[d];
 		if (fd == src_of(r, (enum relay_dir)d) && !s->eof && s->in_pipe < PIPE_ROOM &&
 		    !(d == RELAY_UP && r->over_budget))
-			ev |= POLLIN;
+			ev |= LOOP_READ;
 		if (fd == dst_of(r, (enum relay_dir)d) && (s->in_pipe || (s->eof && !s->shut)))
-			ev |= POLLOUT;
+			ev |= LOOP_WRITE;
 	}
 	return ev;
 }

@@ -81,10 +81,12 @@ int relay_init(struct relay *r, int client, int upstream, uint64_t *budget,
 enum relay_state relay_pump(struct relay *r);
 
 /*
- * The poll(2) events to wait for on fd (the client or the upstream socket):
- * POLLIN when its source direction has room, POLLOUT when data waits for it.
+ * What to wait for on fd (the client or the upstream socket) where the
+ * event loop is level-triggered (proxy/loop.h): LOOP_READ when the
+ * direction it feeds has room, LOOP_WRITE when data or an end-of-file
+ * waits for it; 0 when neither.
  */
-short relay_want(const struct relay *r, int fd);
+unsigned relay_want(const struct relay *r, int fd);
 
 /* Gives the pipes back to the pool when empty, else closes them.  The sockets stay the owner's. */
 void relay_free(struct relay *r);

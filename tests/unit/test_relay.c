@@ -6,10 +6,10 @@
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <poll.h>
-#include <sys/epoll.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "proxy/loop.h"
 #include "proxy/relay.h"
 
 /* Two connected TCP pairs on 127.0.0.1: the "sandbox" client pair and the "upstream" pair. */
@@ -91,13 +91,20 @@ static void end_io(struct end *e)
 	}
 }
 
+/* relay_want() as poll(2) events. */
+static short want(const struct relay *r, int fd)
+{
+	unsigned w = relay_want(r, fd);
+	return (short)(((w & LOOP_READ) ? POLLIN : 0) | ((w & LOOP_WRITE) ? POLLOUT : 0));
+}
+
 /* Runs the relay and both ends until the relay stops or 10 s pass. */
 static enum relay_state run(struct relay *r, struct end *a, struct end *s, struct rig *g)
 {
 	enum relay_state st = RELAY_RUNNING;
 	for (int i = 0; i < 100000 && st == RELAY_RUNNING; i++) {
-		struct pollfd p[4] = { { g->client, relay_want(r, g->client), 0 },
-				       { g->upstream, relay_want(r, g->upstream), 0 },
+		struct pollfd p[4] = { { g->client, want(r, g->client), 0 },
+				       { g->upstream, want(r, g->upstream), 0 },
 				       { g->agent, POLLIN | POLLOUT, 0 },
 				       { g->server, POLLIN | POLLOUT, 0 } };
 		poll(p, 4, 100);
@@ -111,36 +118,41 @@ static enum relay_state run(struct relay *r, struct end *a, struct end *s, struc
 }
 
 /*
- * As the proxy drives it: edge-triggered epoll on both relay sockets,
- * registered once, and a pump only on an event or when the relay says
- * "again".  A lost edge stalls the transfer and fails the test.
+ * As the proxy drives it, through the event loop it links (proxy/loop.h):
+ * with edges, both relay sockets registered once for everything; without,
+ * told relay_want() after every pump.  A pump only on an event or when the
+ * relay says "again": a lost edge or a wrong interest stalls the transfer
+ * and fails the test.
  */
-static enum relay_state run_edge(struct relay *r, struct end *a, struct end *s, struct rig *g)
+static enum relay_state run_loop(struct relay *r, struct end *a, struct end *s, struct rig *g)
 {
 	enum relay_state st = RELAY_RUNNING;
-	int ep = epoll_create1(EPOLL_CLOEXEC);
-	assert_true(ep >= 0);
+	struct loop *l = loop_new();
+	assert_non_null(l);
+	bool edge = loop_has_edge(l);
 	int fds[2] = { g->client, g->upstream };
 	for (int i = 0; i < 2; i++) {
-		struct epoll_event ev = { .events = EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLET };
-		assert_int_equal(epoll_ctl(ep, EPOLL_CTL_ADD, fds[i], &ev), 0);
+		unsigned in = edge ? LOOP_READ | LOOP_WRITE | LOOP_EDGE : relay_want(r, fds[i]);
+		assert_int_equal(loop_add(l, fds[i], in, NULL), 0);
 	}
 	for (int i = 0; i < 100000 && st == RELAY_RUNNING; i++) {
-		struct epoll_event evs[2];
-		int n = epoll_wait(ep, evs, 2, r->again ? 0 : 1);
+		struct loop_event evs[2];
+		int n = loop_wait(l, evs, 2, r->again ? 0 : 1);
 		end_io(a);
 		end_io(s);
 		if (n > 0 || r->again)
 			st = relay_pump(r);
+		for (int k = 0; k < 2 && !edge && st == RELAY_RUNNING; k++)
+			assert_int_equal(loop_mod(l, fds[k], relay_want(r, fds[k]), NULL), 0);
 	}
 	end_io(a);
 	end_io(s);
-	close(ep);
+	loop_free(l);
 	return st;
 }
 
 /* up bytes from the agent, down bytes from the server, both ends closing: all of it arrives, then the end. */
-static void both_ways(bool edge, size_t up, size_t down)
+static void both_ways(bool looped, size_t up, size_t down)
 {
 	struct rig g;
 	struct relay r;
@@ -148,7 +160,7 @@ static void both_ways(bool edge, size_t up, size_t down)
 	assert_int_equal(relay_init(&r, g.client, g.upstream, NULL, NULL), 0);
 	struct end a = { .fd = g.agent, .to_send = up, .seed_out = 1, .seed_in = 7 };
 	struct end s = { .fd = g.server, .to_send = down, .seed_out = 7, .seed_in = 1 };
-	assert_int_equal(edge ? run_edge(&r, &a, &s, &g) : run(&r, &a, &s, &g), RELAY_DONE);
+	assert_int_equal(looped ? run_loop(&r, &a, &s, &g) : run(&r, &a, &s, &g), RELAY_DONE);
 	assert_false(a.bad);
 	assert_false(s.bad);
 	assert_int_equal(s.got, up);
@@ -166,7 +178,8 @@ static void test_both_ways_with_eof(void **state)
 	both_ways(false, 3u << 20, 5u << 20);
 }
 
-static void test_edge_triggered_both_ways(void **state)
+/* Through the linked event loop: edge-triggered (epoll) or told relay_want() (poll). */
+static void test_event_loop_both_ways(void **state)
 {
 	(void)state;
 	both_ways(true, 9u << 20, 6u << 20);
@@ -224,8 +237,8 @@ static void test_reset_is_an_error_or_end(void **state)
 		(void)write(g.agent, x, sizeof x);
 	enum relay_state st = RELAY_RUNNING;
 	for (int i = 0; i < 1000 && st == RELAY_RUNNING; i++) {
-		struct pollfd p[2] = { { g.client, relay_want(&r, g.client), 0 },
-				       { g.upstream, relay_want(&r, g.upstream), 0 } };
+		struct pollfd p[2] = { { g.client, want(&r, g.client), 0 },
+				       { g.upstream, want(&r, g.upstream), 0 } };
 		poll(p, 2, 10);
 		st = relay_pump(&r);
 	}
@@ -309,7 +322,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_both_ways_with_eof),
-		cmocka_unit_test(test_edge_triggered_both_ways),
+		cmocka_unit_test(test_event_loop_both_ways),
 		cmocka_unit_test(test_half_close_keeps_the_other_way),
 		cmocka_unit_test(test_budget_stops_egress),
 		cmocka_unit_test(test_reset_is_an_error_or_end),
