@@ -21,9 +21,9 @@ static bool tls_gate(struct conn *c)
 {
 	static const char established[] = "HTTP/1.1 200 Connection established\r\n\r\n";
 	uint8_t reply[SNIFF_SOCKS_REPLY_LEN];
-	if (c->port != 443 || c->role == PROXY_TRANSPARENT || c->replied || c->prefix_len > 0)
+	if (c->port != 443 || c->role == PROXY_ROLE_TRANSPARENT || c->replied || c->prefix_len > 0)
 		return false;
-	bool ok = c->role == PROXY_HTTP
+	bool ok = c->role == PROXY_ROLE_HTTP_PROXY
 			  ? conn_send_all(c->cfd, established, sizeof established - 1)
 			  : conn_send_all(c->cfd, reply, sniff_socks_reply(reply, SNIFF_SOCKS_SUCCEEDED));
 	c->replied = true;
@@ -241,7 +241,7 @@ void conn_readable(struct conn *c)
 	}
 	ssize_t n = recv(c->cfd, c->buf + c->len, sizeof c->buf - c->len, 0);
 	if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) {
-		if (c->role != PROXY_DNS) {
+		if (c->role != PROXY_ROLE_DNS) {
 			c->why = "the client went away before saying where to";
 			conn_drop(c);
 		} else {
@@ -258,13 +258,13 @@ void conn_readable(struct conn *c)
 		return;
 	}
 	switch (c->role) {
-	case PROXY_DNS:
+	case PROXY_ROLE_DNS:
 		dns_tcp(c);
 		break;
-	case PROXY_HTTP:
+	case PROXY_ROLE_HTTP_PROXY:
 		sniff_http_proxy(c);
 		break;
-	case PROXY_SOCKS:
+	case PROXY_ROLE_SOCKS:
 		sniff_socks_proxy(c);
 		break;
 	default:

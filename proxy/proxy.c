@@ -27,7 +27,16 @@ long long conn_now_ms(void)
 	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-static const char *const via_names[PROXY_ROLE_MAX] = { "transparent", "http-proxy", "socks", "dns" };
+const char *proxy_role_name(enum proxy_role role)
+{
+	static const char *const names[PROXY_ROLE_MAX] = {
+		[PROXY_ROLE_TRANSPARENT] = "transparent",
+		[PROXY_ROLE_HTTP_PROXY] = "http-proxy",
+		[PROXY_ROLE_SOCKS] = "socks",
+		[PROXY_ROLE_DNS] = "dns",
+	};
+	return (unsigned)role < PROXY_ROLE_MAX ? names[role] : "?";
+}
 
 /* ---- watching --------------------------------------------------------------------------- */
 
@@ -65,7 +74,7 @@ static void report(struct conn *c, enum policy_decision d)
 		 c->host[0] ? c->host : "?", c->port);
 	struct proxy_event ev = {
 		.destination = dst,
-		.via = via_names[c->role],
+		.via = proxy_role_name(c->role),
 		.decision = d,
 		.decided_by = c->by ? c->by : "policy",
 		.rule = c->v.rule,
@@ -126,9 +135,9 @@ void conn_refuse(struct conn *c, const char *why)
 	if (c->replied) {
 		struct linger lg = { 1, 0 }; /* the tunnel was promised: a reset ends it */
 		setsockopt(c->cfd, SOL_SOCKET, SO_LINGER, &lg, sizeof lg);
-	} else if (c->role == PROXY_HTTP) {
+	} else if (c->role == PROXY_ROLE_HTTP_PROXY) {
 		(void)send(c->cfd, forbidden, sizeof forbidden - 1, MSG_NOSIGNAL);
-	} else if (c->role == PROXY_SOCKS && c->socks.result == SNIFF_OK) {
+	} else if (c->role == PROXY_ROLE_SOCKS && c->socks.result == SNIFF_OK) {
 		size_t n = sniff_socks_reply(reply, SNIFF_SOCKS_NOT_ALLOWED);
 		(void)send(c->cfd, reply, n, MSG_NOSIGNAL);
 	} else {
@@ -192,7 +201,7 @@ static void accept_conn(struct proxy *p, struct lsn *ls)
 		c->next = p->conns;
 		p->conns = c;
 		p->stats.connections++;
-		if (c->role != PROXY_TRANSPARENT)
+		if (c->role != PROXY_ROLE_TRANSPARENT)
 			watch_new(p, fd, LOOP_READ, &c->ctag);
 		else
 			accept_transparent(p, c);
@@ -265,7 +274,8 @@ static void expire(struct proxy *p)
 	long long now = conn_now_ms(), idle = (long long)p->opt.idle_timeout_s * 1000;
 	for (struct conn *c = p->conns, *next; c; c = next) {
 		next = c->next;
-		if (c->st == CS_SNIFF && c->role == PROXY_DNS && now - c->last_ms > SNIFF_TIMEOUT_MS)
+		if (c->st == CS_SNIFF && c->role == PROXY_ROLE_DNS &&
+		    now - c->last_ms > SNIFF_TIMEOUT_MS)
 			conn_free(c);
 		else if ((c->st == CS_SNIFF || c->st == CS_TLS_PEEK) &&
 			 now - c->start_ms > SNIFF_TIMEOUT_MS)

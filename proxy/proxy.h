@@ -23,13 +23,21 @@
  * with fake addresses (proxy/dns.h): no query ever leaves the machine.
  */
 
+/*
+ * What a listener is for.  The same roles name the listeners that
+ * launcher/sandbox/netns.c makes in the sandbox's namespace.
+ */
 enum proxy_role {
-	PROXY_TRANSPARENT = 0, /* a TCP port: the destination is where the client connected */
-	PROXY_HTTP = 1,        /* an HTTP proxy (CONNECT, absolute-URI requests) */
-	PROXY_SOCKS = 2,       /* a SOCKS5 proxy */
-	PROXY_DNS = 3,         /* DNS, UDP or TCP */
+	PROXY_ROLE_TRANSPARENT = 0, /* any address, a TCP port: the destination is where the client
+				       connected (getsockname()) */
+	PROXY_ROLE_HTTP_PROXY = 1,  /* an HTTP proxy (CONNECT, absolute-URI requests) */
+	PROXY_ROLE_SOCKS = 2,       /* a SOCKS5 proxy */
+	PROXY_ROLE_DNS = 3,         /* DNS, UDP or TCP */
 	PROXY_ROLE_MAX
 };
+
+/* "transparent", "http-proxy", "socks", "dns" (logs, proxy_event.via); "?" out of range. */
+const char *proxy_role_name(enum proxy_role role);
 
 /* A listening socket (non-blocking; owned by the caller, not closed by the proxy). */
 struct proxy_listener {
@@ -42,7 +50,7 @@ struct proxy_listener {
 /* One connection's outcome, reported when it ends (or is refused). */
 struct proxy_event {
 	const char *destination; /* "host:port" as decided: a name, or an address */
-	const char *via;         /* "transparent", "http-proxy", "socks" */
+	const char *via;         /* proxy_role_name(): "transparent", "http-proxy", "socks" */
 	enum policy_decision decision;
 	const char *decided_by;  /* "policy", or an ask's: "human", "session", "default", "timeout" */
 	int32_t rule;            /* the deciding rule, -1 for the policy's default or a refusal of ours */

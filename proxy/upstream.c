@@ -221,9 +221,9 @@ static bool send_early(struct conn *c)
 	bool ok = true;
 	if (c->replied)
 		;
-	else if (c->role == PROXY_HTTP && c->prefix_len == 0)
+	else if (c->role == PROXY_ROLE_HTTP_PROXY && c->prefix_len == 0)
 		ok = conn_send_all(c->cfd, established, sizeof established - 1);
-	else if (c->role == PROXY_SOCKS)
+	else if (c->role == PROXY_ROLE_SOCKS)
 		ok = conn_send_all(c->cfd, reply, sniff_socks_reply(reply, SNIFF_SOCKS_SUCCEEDED));
 	if (ok && c->prefix_len > 0)
 		ok = conn_send_all(c->ufd, c->prefix, (size_t)c->prefix_len);

@@ -633,13 +633,11 @@ static int start_proxy(struct run *r, char **argv, const sigset_t *old)
 	struct proxy_listener *l = calloc(r->ns.nlisteners ? r->ns.nlisteners : 1, sizeof *l);
 	if (!l)
 		return -ENOMEM;
-	static const enum proxy_role roles[NETNS_ROLE_MAX] = { PROXY_TRANSPARENT, PROXY_HTTP,
-								PROXY_SOCKS, PROXY_DNS };
 	for (size_t i = 0; i < r->ns.nlisteners; i++) {
 		const struct netns_listener *nl = &r->ns.listeners[i];
 		l[i] = (struct proxy_listener){ .fd = nl->fd,
 						.type = nl->proto == IPPROTO_UDP ? SOCK_DGRAM : SOCK_STREAM,
-						.role = roles[nl->role], .port = nl->port };
+						.role = nl->role, .port = nl->port };
 	}
 	const struct policy_limits *lim = &r->src.policy->limits;
 	struct proxy_options po = {

@@ -43,18 +43,6 @@ struct wire {
 	char text[240];   /* WIRE_ERROR: the message, NUL-terminated */
 };
 
-static const char *const role_names[NETNS_ROLE_MAX] = {
-	[NETNS_ROLE_TRANSPARENT] = "transparent",
-	[NETNS_ROLE_HTTP_PROXY] = "http-proxy",
-	[NETNS_ROLE_SOCKS] = "socks",
-	[NETNS_ROLE_DNS] = "dns",
-};
-
-const char *netns_role_name(enum netns_role role)
-{
-	return (unsigned)role < NETNS_ROLE_MAX ? role_names[role] : "?";
-}
-
 static int fail(char *err, size_t errlen, int e, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
 static int fail(char *err, size_t errlen, int e, const char *fmt, ...)
@@ -74,7 +62,7 @@ struct plan {
 	size_t n, cap;
 };
 
-static int plan_add(struct plan *p, enum netns_role role, int proto, int family, uint16_t port)
+static int plan_add(struct plan *p, enum proxy_role role, int proto, int family, uint16_t port)
 {
 	if (p->n == p->cap) {
 		size_t cap = p->cap ? p->cap * 2 : 16;
@@ -91,7 +79,7 @@ static int plan_add(struct plan *p, enum netns_role role, int proto, int family,
 static bool plan_has_port(const struct plan *p, uint16_t port)
 {
 	for (size_t i = 0; i < p->n; i++)
-		if (p->v[i].role == NETNS_ROLE_TRANSPARENT && p->v[i].port == port)
+		if (p->v[i].role == PROXY_ROLE_TRANSPARENT && p->v[i].port == port)
 			return true;
 	return false;
 }
@@ -101,8 +89,8 @@ static int plan_transparent(struct plan *p, uint16_t port)
 {
 	if (port == NETNS_DNS_PORT || plan_has_port(p, port))
 		return 0;
-	int e = plan_add(p, NETNS_ROLE_TRANSPARENT, IPPROTO_TCP, AF_INET, port);
-	return e ? e : plan_add(p, NETNS_ROLE_TRANSPARENT, IPPROTO_TCP, AF_INET6, port);
+	int e = plan_add(p, PROXY_ROLE_TRANSPARENT, IPPROTO_TCP, AF_INET, port);
+	return e ? e : plan_add(p, PROXY_ROLE_TRANSPARENT, IPPROTO_TCP, AF_INET6, port);
 }
 
 static int plan_check_port(uint16_t port, char *err, size_t errlen)
@@ -132,12 +120,12 @@ static int plan_build(const struct netns_options *opt, struct plan *p, char *err
 			return e;
 		e = plan_transparent(p, opt->ports[i]);
 	}
-	e = e ? e : plan_add(p, NETNS_ROLE_HTTP_PROXY, IPPROTO_TCP, AF_INET, NETNS_HTTP_PROXY_PORT);
-	e = e ? e : plan_add(p, NETNS_ROLE_SOCKS, IPPROTO_TCP, AF_INET, NETNS_SOCKS_PORT);
-	e = e ? e : plan_add(p, NETNS_ROLE_DNS, IPPROTO_UDP, AF_INET, NETNS_DNS_PORT);
-	e = e ? e : plan_add(p, NETNS_ROLE_DNS, IPPROTO_UDP, AF_INET6, NETNS_DNS_PORT);
-	e = e ? e : plan_add(p, NETNS_ROLE_DNS, IPPROTO_TCP, AF_INET, NETNS_DNS_PORT);
-	e = e ? e : plan_add(p, NETNS_ROLE_DNS, IPPROTO_TCP, AF_INET6, NETNS_DNS_PORT);
+	e = e ? e : plan_add(p, PROXY_ROLE_HTTP_PROXY, IPPROTO_TCP, AF_INET, NETNS_HTTP_PROXY_PORT);
+	e = e ? e : plan_add(p, PROXY_ROLE_SOCKS, IPPROTO_TCP, AF_INET, NETNS_SOCKS_PORT);
+	e = e ? e : plan_add(p, PROXY_ROLE_DNS, IPPROTO_UDP, AF_INET, NETNS_DNS_PORT);
+	e = e ? e : plan_add(p, PROXY_ROLE_DNS, IPPROTO_UDP, AF_INET6, NETNS_DNS_PORT);
+	e = e ? e : plan_add(p, PROXY_ROLE_DNS, IPPROTO_TCP, AF_INET, NETNS_DNS_PORT);
+	e = e ? e : plan_add(p, PROXY_ROLE_DNS, IPPROTO_TCP, AF_INET6, NETNS_DNS_PORT);
 	return e ? fail(err, errlen, -e, "netns: out of memory") : 0;
 }
 
@@ -334,7 +322,7 @@ static int set_int(int fd, int level, int name, int value)
 
 static bool is_proxy(const struct netns_listener *l)
 {
-	return l->role == NETNS_ROLE_HTTP_PROXY || l->role == NETNS_ROLE_SOCKS;
+	return l->role == PROXY_ROLE_HTTP_PROXY || l->role == PROXY_ROLE_SOCKS;
 }
 
 /* The address a listener binds, for messages. */
@@ -432,7 +420,7 @@ static void child_listeners(int sock, struct plan *p, bool ipv6)
 		int fd = open_listener(l, &what);
 		if (fd < 0)
 			child_die(sock, -fd, "netns: %s listener %s %s port %u: %s: %s",
-				  netns_role_name(l->role), l->proto == IPPROTO_TCP ? "tcp" : "udp",
+				  proxy_role_name(l->role), l->proto == IPPROTO_TCP ? "tcp" : "udp",
 				  listener_where(l), l->port, what, strerror(-fd));
 		struct wire w = { .kind = WIRE_LISTENER, .index = (uint32_t)i };
 		int e = send_fd(sock, &w, fd);
@@ -653,7 +641,7 @@ int netns_go(struct netns *ns, char *err, size_t errlen)
 		    strerror(r < 0 ? -r : EPROTO));
 }
 
-const struct netns_listener *netns_find(const struct netns *ns, enum netns_role role, int proto,
+const struct netns_listener *netns_find(const struct netns *ns, enum proxy_role role, int proto,
 					int family, uint16_t port)
 {
 	for (size_t i = 0; i < ns->nlisteners; i++) {

@@ -8,6 +8,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "proxy/proxy.h"
+
 /*
  * DESIGN.md step 3.  netns_start() forks a child that enters a new network
  * namespace (network_namespaces(7)) — inside a new user namespace first when
@@ -92,21 +94,13 @@
  */
 #define NETNS_MAX_PORTS 256
 
-enum netns_role {
-	NETNS_ROLE_TRANSPARENT, /* any address: the original destination is getsockname() */
-	NETNS_ROLE_HTTP_PROXY,  /* 127.0.0.1:NETNS_HTTP_PROXY_PORT: CONNECT and absolute-URI requests */
-	NETNS_ROLE_SOCKS,       /* 127.0.0.1:NETNS_SOCKS_PORT: SOCKS5 */
-	NETNS_ROLE_DNS,         /* port 53, UDP and TCP, any address */
-	NETNS_ROLE_MAX
-};
-
 /* One listening socket, owned by the struct netns that holds it. */
 struct netns_listener {
 	int fd;               /* listening (TCP) or bound (UDP) socket; close-on-exec */
 	int proto;            /* IPPROTO_TCP or IPPROTO_UDP */
 	int family;           /* AF_INET or AF_INET6 */
 	uint16_t port;        /* host byte order */
-	enum netns_role role;
+	enum proxy_role role; /* what the launcher's proxy serves on it */
 };
 
 /* What netns_start() needs.  Everything is borrowed; the child copies it by forking. */
@@ -159,11 +153,8 @@ int netns_go(struct netns *ns, char *err, size_t errlen);
  * The first listener with this role, protocol, family and port (port 0:
  * any), or NULL.  Borrowed from ns.
  */
-const struct netns_listener *netns_find(const struct netns *ns, enum netns_role role, int proto,
+const struct netns_listener *netns_find(const struct netns *ns, enum proxy_role role, int proto,
 					int family, uint16_t port);
-
-/* "transparent", "http-proxy", "socks", "dns" (for logs). */
-const char *netns_role_name(enum netns_role role);
 
 /*
  * Closes every listener and the socketpair.  A child still waiting for

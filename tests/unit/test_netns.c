@@ -313,12 +313,12 @@ static bool readable(int fd, int timeout_ms)
 }
 
 /* Accepts one connection on the listener for (role, family, port); checks destination and line. */
-static const char *expect_tcp(const struct netns *ns, enum netns_role role, const char *addr,
+static const char *expect_tcp(const struct netns *ns, enum proxy_role role, const char *addr,
 			      unsigned port)
 {
 	int family = is_v6(addr) ? AF_INET6 : AF_INET;
 	const struct netns_listener *l = netns_find(ns, role, IPPROTO_TCP, family, (uint16_t)port);
-	CHECK(l, "no %s listener for %s port %u", netns_role_name(role), addr, port);
+	CHECK(l, "no %s listener for %s port %u", proxy_role_name(role), addr, port);
 	CHECK(readable(l->fd, IO_TIMEOUT_MS), "nothing connected to %s %u", addr, port);
 	int c = accept4(l->fd, NULL, NULL, SOCK_CLOEXEC);
 	CHECK(c >= 0, "accept on %s %u: %s", addr, port, strerror(errno));
@@ -383,7 +383,7 @@ static ssize_t reply_from(int fd, struct msghdr *in, const char *text)
 static const char *expect_udp(const struct netns *ns, const char *addr)
 {
 	int family = is_v6(addr) ? AF_INET6 : AF_INET;
-	const struct netns_listener *l = netns_find(ns, NETNS_ROLE_DNS, IPPROTO_UDP, family, 53);
+	const struct netns_listener *l = netns_find(ns, PROXY_ROLE_DNS, IPPROTO_UDP, family, 53);
 	CHECK(l, "no UDP DNS listener for %s", addr);
 	CHECK(readable(l->fd, IO_TIMEOUT_MS), "no datagram to %s 53", addr);
 	char data[128] = "", ctl[256], dst[INET6_ADDRSTRLEN] = "", want[128], canon[128];
@@ -432,10 +432,10 @@ static const struct action transparent_acts[] = {
 };
 #define NTRANSPARENT (sizeof transparent_acts / sizeof transparent_acts[0])
 
-static enum netns_role role_of(const struct action *a)
+static enum proxy_role role_of(const struct action *a)
 {
-	return a->port == 3128 ? NETNS_ROLE_HTTP_PROXY : a->port == 1080 ? NETNS_ROLE_SOCKS
-		: a->port == 53 ? NETNS_ROLE_DNS : NETNS_ROLE_TRANSPARENT;
+	return a->port == 3128 ? PROXY_ROLE_HTTP_PROXY : a->port == 1080 ? PROXY_ROLE_SOCKS
+		: a->port == 53 ? PROXY_ROLE_DNS : PROXY_ROLE_TRANSPARENT;
 }
 
 static const char *transparent_run(bool bwrap)
@@ -497,12 +497,12 @@ static const char *check_listener(const struct netns_listener *l)
 	socklen_t len = sizeof ss;
 	char got[128], exp[128];
 	bool tcp = l->proto == IPPROTO_TCP, v6 = l->family == AF_INET6;
-	bool proxy = l->role == NETNS_ROLE_HTTP_PROXY || l->role == NETNS_ROLE_SOCKS;
+	bool proxy = l->role == PROXY_ROLE_HTTP_PROXY || l->role == PROXY_ROLE_SOCKS;
 	getsockname(l->fd, (struct sockaddr *)&ss, &len);
 	sockaddr_text(&ss, got, sizeof got);
 	snprintf(exp, sizeof exp, "%s %u", proxy ? "127.0.0.1" : v6 ? "::" : "0.0.0.0", l->port);
 	CHECK(strcmp(got, exp) == 0 && ss.ss_family == l->family, "%s listener bound to %s, expected %s",
-	      netns_role_name(l->role), got, exp);
+	      proxy_role_name(l->role), got, exp);
 	CHECK(get_int(l->fd, SOL_SOCKET, SO_TYPE) == (tcp ? SOCK_STREAM : SOCK_DGRAM), "%s: type", got);
 	CHECK(get_int(l->fd, SOL_SOCKET, SO_ACCEPTCONN) == tcp, "%s: listening is %d", got, !tcp);
 	CHECK(!v6 || get_int(l->fd, IPPROTO_IPV6, IPV6_V6ONLY) == 1, "%s: no IPV6_V6ONLY", got);
@@ -529,13 +529,13 @@ static const char *table_check(const struct netns *ns)
 			CHECK(ns->listeners[j].proto != l->proto || ns->listeners[j].family != l->family ||
 			      ns->listeners[j].port != l->port, "port %u listed twice", l->port);
 	}
-	CHECK(netns_find(ns, NETNS_ROLE_TRANSPARENT, IPPROTO_TCP, AF_INET, 22) &&
-	      netns_find(ns, NETNS_ROLE_HTTP_PROXY, IPPROTO_TCP, AF_INET, 3128) &&
-	      netns_find(ns, NETNS_ROLE_SOCKS, IPPROTO_TCP, AF_INET, 1080) &&
-	      netns_find(ns, NETNS_ROLE_DNS, IPPROTO_TCP, AF_INET, 53) &&
-	      netns_find(ns, NETNS_ROLE_DNS, IPPROTO_UDP, AF_INET, 53),
+	CHECK(netns_find(ns, PROXY_ROLE_TRANSPARENT, IPPROTO_TCP, AF_INET, 22) &&
+	      netns_find(ns, PROXY_ROLE_HTTP_PROXY, IPPROTO_TCP, AF_INET, 3128) &&
+	      netns_find(ns, PROXY_ROLE_SOCKS, IPPROTO_TCP, AF_INET, 1080) &&
+	      netns_find(ns, PROXY_ROLE_DNS, IPPROTO_TCP, AF_INET, 53) &&
+	      netns_find(ns, PROXY_ROLE_DNS, IPPROTO_UDP, AF_INET, 53),
 	      "netns_find: a role is missing");
-	CHECK(!netns_find(ns, NETNS_ROLE_TRANSPARENT, IPPROTO_TCP, AF_INET, 53),
+	CHECK(!netns_find(ns, PROXY_ROLE_TRANSPARENT, IPPROTO_TCP, AF_INET, 53),
 	      "port 53 got a transparent listener besides DNS's");
 	return NULL;
 }
@@ -562,12 +562,12 @@ static const char *scenario_go_gates_exec(void)
 	const char *r = start(&ns, ports, 1, acts, 1, false);
 	if (r)
 		return r;
-	const struct netns_listener *l = netns_find(&ns, NETNS_ROLE_TRANSPARENT, IPPROTO_TCP, AF_INET, 8080);
+	const struct netns_listener *l = netns_find(&ns, PROXY_ROLE_TRANSPARENT, IPPROTO_TCP, AF_INET, 8080);
 	bool early = l && readable(l->fd, 300);
 	bool alive = waitpid(ns.pid, NULL, WNOHANG) == 0;
 	int e = netns_go(&ns, err, sizeof err);
 	if (e == 0 && !early && alive)
-		r = expect_tcp(&ns, NETNS_ROLE_TRANSPARENT, "10.1.2.3", 8080);
+		r = expect_tcp(&ns, PROXY_ROLE_TRANSPARENT, "10.1.2.3", 8080);
 	if (!r && e == 0 && !early && alive)
 		r = expect_helper_exit(&ns, 0);
 	if (ns.pid > 0)
@@ -731,18 +731,6 @@ static void test_bad_options(void **s)
 	}
 }
 
-static void test_role_names(void **s)
-{
-	(void)s;
-	for (int i = 0; i < NETNS_ROLE_MAX; i++) {
-		assert_string_not_equal(netns_role_name((enum netns_role)i), "?");
-		for (int j = 0; j < i; j++)
-			assert_string_not_equal(netns_role_name((enum netns_role)i),
-						netns_role_name((enum netns_role)j));
-	}
-	assert_string_equal(netns_role_name(NETNS_ROLE_MAX), "?");
-}
-
 static void find_bwrap(void)
 {
 	const char *path = getenv("PATH");
@@ -769,7 +757,6 @@ int main(int argc, char **argv)
 	self_exe[n] = '\0';
 	find_bwrap();
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_role_names),
 		cmocka_unit_test(test_bad_options),
 		cmocka_unit_test(test_table_root),
 		cmocka_unit_test(test_table_nobody),

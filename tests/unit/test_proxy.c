@@ -127,8 +127,8 @@ static int setup(void **state)
 	fcntl(f->http_l, F_SETFL, O_NONBLOCK);
 	fcntl(f->socks_l, F_SETFL, O_NONBLOCK);
 	struct proxy_listener l[] = {
-		{ f->http_l, SOCK_STREAM, PROXY_HTTP, f->http_port },
-		{ f->socks_l, SOCK_STREAM, PROXY_SOCKS, f->socks_port },
+		{ f->http_l, SOCK_STREAM, PROXY_ROLE_HTTP_PROXY, f->http_port },
+		{ f->socks_l, SOCK_STREAM, PROXY_ROLE_SOCKS, f->socks_port },
 	};
 	struct proxy_options o = { .img = f->t.img,
 				   .hooks = { .ctx = &f->seen, .ask = hook_ask, .event = hook_event } };
@@ -330,9 +330,23 @@ static void test_garbage_is_refused_not_a_crash(void **state)
 	assert_int_equal(f->seen.denied, 2);
 }
 
+/* One name per listener role (the proxy's events and netns's messages both use them). */
+static void test_role_names(void **s)
+{
+	(void)s;
+	for (int i = 0; i < PROXY_ROLE_MAX; i++) {
+		assert_string_not_equal(proxy_role_name((enum proxy_role)i), "?");
+		for (int j = 0; j < i; j++)
+			assert_string_not_equal(proxy_role_name((enum proxy_role)i),
+						proxy_role_name((enum proxy_role)j));
+	}
+	assert_string_equal(proxy_role_name(PROXY_ROLE_MAX), "?");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_role_names),
 		cmocka_unit_test_setup_teardown(test_connect_allowed_relays, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_absolute_uri_is_rewritten, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_denied_destination_is_403, setup, teardown),
