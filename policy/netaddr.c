@@ -3,13 +3,39 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "policy/glob.h"
 
-static const uint8_t v4mapped[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff };
+void netaddr_from_ipv6(const uint8_t bytes[16], struct netaddr *out)
+{
+	static const uint8_t v4mapped[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff };
+	memset(out, 0, sizeof *out);
+	if (memcmp(bytes, v4mapped, sizeof v4mapped) == 0) {
+		out->family = 4;
+		memcpy(out->bytes, bytes + 12, 4);
+	} else {
+		out->family = 6;
+		memcpy(out->bytes, bytes, 16);
+	}
+}
+
+int netaddr_from_sockaddr(const struct sockaddr *sa, struct netaddr *out)
+{
+	if (sa->sa_family == AF_INET6) {
+		netaddr_from_ipv6(((const struct sockaddr_in6 *)(const void *)sa)->sin6_addr.s6_addr, out);
+		return 0;
+	}
+	memset(out, 0, sizeof *out);
+	if (sa->sa_family != AF_INET)
+		return -EAFNOSUPPORT;
+	out->family = 4;
+	memcpy(out->bytes, &((const struct sockaddr_in *)(const void *)sa)->sin_addr, 4);
+	return 0;
+}
 
 int netaddr_parse(const char *s, size_t len, struct netaddr *out)
 {
@@ -31,13 +57,7 @@ int netaddr_parse(const char *s, size_t len, struct netaddr *out)
 		uint8_t a6[16];
 		if (inet_pton(AF_INET6, buf, a6) != 1)
 			return -EINVAL;
-		if (memcmp(a6, v4mapped, sizeof v4mapped) == 0) {
-			out->family = 4;
-			memcpy(out->bytes, a6 + 12, 4);
-		} else {
-			out->family = 6;
-			memcpy(out->bytes, a6, 16);
-		}
+		netaddr_from_ipv6(a6, out);
 		return 0;
 	}
 	struct in_addr a4;

@@ -23,6 +23,24 @@ struct netaddr {
  */
 int netaddr_parse(const char *s, size_t len, struct netaddr *out);
 
+/*
+ * The one place where an IPv4-mapped address (::ffff:a.b.c.d, RFC 4291
+ * §2.5.5.2) becomes IPv4: stores the 16 bytes of an IPv6 address (network
+ * order) into out, as the IPv4 address it maps or as IPv6.  A rule on
+ * 10.0.0.1 then holds however a program spells it.  No allocation.
+ */
+void netaddr_from_ipv6(const uint8_t bytes[16], struct netaddr *out);
+
+struct sockaddr;
+
+/*
+ * Converts an AF_INET or AF_INET6 sockaddr (a connect(2) destination,
+ * getsockname(2) of a transparent connection, getifaddrs(3)) to a netaddr,
+ * IPv4-mapped IPv6 as IPv4.  Returns 0 or -EAFNOSUPPORT.  No allocation;
+ * errno untouched (the shim calls it inside its hooks).
+ */
+int netaddr_from_sockaddr(const struct sockaddr *sa, struct netaddr *out);
+
 /* True when a lies in the network net/prefix (prefix in bits, 0..32 or 0..128, same family). */
 bool netaddr_in(const struct netaddr *a, const struct netaddr *net, unsigned prefix);
 

@@ -5,6 +5,7 @@
 #include <string.h>
 #include <sys/socket.h>
 
+#include "policy/netaddr.h"
 #include "preload/shim.h"
 
 /* Port 3128 is the sandbox's HTTP proxy, 1080 its SOCKS5 proxy (launcher/sandbox/netns.h). */
@@ -14,17 +15,12 @@
 /* 198.18.0.0/15 (also IPv4-mapped): the fake addresses the sandbox's DNS hands out (proxy/dns.h). */
 static bool fake_address(const struct sockaddr *sa)
 {
+	struct netaddr a;
 	uint32_t v4;
-	if (sa->sa_family == AF_INET) {
-		v4 = ntohl(((const struct sockaddr_in *)(const void *)sa)->sin_addr.s_addr);
-	} else {
-		const struct in6_addr *a = &((const struct sockaddr_in6 *)(const void *)sa)->sin6_addr;
-		if (!IN6_IS_ADDR_V4MAPPED(a))
-			return false;
-		memcpy(&v4, a->s6_addr + 12, 4);
-		v4 = ntohl(v4);
-	}
-	return (v4 >> 17) == (0xc6120000u >> 17);
+	if (netaddr_from_sockaddr(sa, &a) != 0 || a.family != 4)
+		return false;
+	memcpy(&v4, a.bytes, 4);
+	return (ntohl(v4) >> 17) == (0xc6120000u >> 17);
 }
 
 /*

@@ -44,30 +44,6 @@ int addr_format(const struct netaddr *a, char *out, size_t cap)
 	return (int)n;
 }
 
-static const uint8_t v4mapped[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff };
-
-int addr_from_sockaddr(const struct sockaddr *sa, struct netaddr *out)
-{
-	memset(out, 0, sizeof *out);
-	if (sa->sa_family == AF_INET) {
-		const struct sockaddr_in *s4 = (const struct sockaddr_in *)(const void *)sa;
-		out->family = 4;
-		memcpy(out->bytes, &s4->sin_addr, 4);
-		return 0;
-	}
-	if (sa->sa_family != AF_INET6)
-		return -EAFNOSUPPORT;
-	const uint8_t *b = ((const struct sockaddr_in6 *)(const void *)sa)->sin6_addr.s6_addr;
-	if (memcmp(b, v4mapped, sizeof v4mapped) == 0) {
-		out->family = 4;
-		memcpy(out->bytes, b + 12, 4);
-	} else {
-		out->family = 6;
-		memcpy(out->bytes, b, 16);
-	}
-	return 0;
-}
-
 /* ---- classification -------------------------------------------------------------- */
 
 const char *addr_class_name(enum addr_class c)
@@ -247,7 +223,7 @@ int addr_host_addresses(struct netaddr **out, size_t *n)
 	}
 	for (i = ifs; i; i = i->ifa_next) {
 		struct netaddr a;
-		if (i->ifa_addr && addr_from_sockaddr(i->ifa_addr, &a) == 0)
+		if (i->ifa_addr && netaddr_from_sockaddr(i->ifa_addr, &a) == 0)
 			add_unique(list, n, &a);
 	}
 	freeifaddrs(ifs);

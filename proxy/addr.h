@@ -33,13 +33,6 @@ int addr_parse(const char *host, size_t len, struct netaddr *out);
 int addr_format(const struct netaddr *a, char *out, size_t cap);
 
 /*
- * Converts an AF_INET or AF_INET6 sockaddr (getsockname(2) of a transparent
- * connection, getifaddrs(3)) to a netaddr; IPv4-mapped IPv6 becomes IPv4.
- * Returns 0 or -EAFNOSUPPORT.
- */
-int addr_from_sockaddr(const struct sockaddr *sa, struct netaddr *out);
-
-/*
  * Why a destination address is not the public internet.  ADDR_PUBLIC (0)
  * means none of the ranges below holds it.  Ranges are from the IANA IPv4
  * and IPv6 Special-Purpose Address Registries (RFC 6890 and its updates

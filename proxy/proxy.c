@@ -158,7 +158,7 @@ static void accept_transparent(struct proxy *p, struct conn *c)
 	socklen_t dlen = sizeof dst;
 	struct netaddr a;
 	if (getsockname(c->cfd, (struct sockaddr *)&dst, &dlen) != 0 ||
-	    addr_from_sockaddr((struct sockaddr *)&dst, &a) != 0) {
+	    netaddr_from_sockaddr((struct sockaddr *)&dst, &a) != 0) {
 		conn_refuse(c, "no original destination");
 		return;
 	}

@@ -548,17 +548,14 @@ static enum sniff_result socks_greeting(struct sniff_socks *s, const uint8_t *bu
 /* DST.ADDR of an IPv4 or IPv6 request, as a netaddr and in text. */
 static void socks_addr(struct sniff_socks *s, const uint8_t *a)
 {
-	static const uint8_t v4mapped[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff };
-	memset(&s->addr, 0, sizeof s->addr);
-	if (s->atyp == SNIFF_SOCKS_ATYP_IPV6 && memcmp(a, v4mapped, 12) != 0) {
-		s->addr.family = 6;
-		memcpy(s->addr.bytes, a, 16);
-		inet_ntop(AF_INET6, a, s->host, sizeof s->host);
-		return;
+	if (s->atyp == SNIFF_SOCKS_ATYP_IPV6) {
+		netaddr_from_ipv6(a, &s->addr);
+	} else {
+		memset(&s->addr, 0, sizeof s->addr);
+		s->addr.family = 4;
+		memcpy(s->addr.bytes, a, 4);
 	}
-	s->addr.family = 4;
-	memcpy(s->addr.bytes, s->atyp == SNIFF_SOCKS_ATYP_IPV6 ? a + 12 : a, 4);
-	inet_ntop(AF_INET, s->addr.bytes, s->host, sizeof s->host);
+	inet_ntop(s->addr.family == 4 ? AF_INET : AF_INET6, s->addr.bytes, s->host, sizeof s->host);
 }
 
 /* VER CMD RSV ATYP DST.ADDR DST.PORT (RFC 1928 §4, §5). */

@@ -46,7 +46,7 @@ static bool address_allowed(struct conn *c, const struct sockaddr *sa)
 {
 	struct netaddr a;
 	char text[ADDR_TEXT_MAX];
-	if (addr_from_sockaddr(sa, &a) != 0)
+	if (netaddr_from_sockaddr(sa, &a) != 0)
 		return false;
 	enum addr_class k = addr_restricted(&a, c->p->host_addrs, c->p->nhost_addrs);
 	if (k == ADDR_PUBLIC)

@@ -179,18 +179,18 @@ static void test_from_sockaddr(void **state)
 	struct sockaddr_un su = { .sun_family = AF_UNIX };
 	struct netaddr a, want;
 	s4.sin_addr.s_addr = htonl(0xa9fea9fe);
-	assert_int_equal(addr_from_sockaddr((struct sockaddr *)&s4, &a), 0);
+	assert_int_equal(netaddr_from_sockaddr((struct sockaddr *)&s4, &a), 0);
 	assert_int_equal(netaddr_parse("169.254.169.254", 15, &want), 0);
 	assert_memory_equal(&a, &want, sizeof a);
 	inet_pton(AF_INET6, "::ffff:10.0.0.1", &s6.sin6_addr);
-	assert_int_equal(addr_from_sockaddr((struct sockaddr *)&s6, &a), 0);
+	assert_int_equal(netaddr_from_sockaddr((struct sockaddr *)&s6, &a), 0);
 	assert_int_equal(netaddr_parse("10.0.0.1", 8, &want), 0);
 	assert_memory_equal(&a, &want, sizeof a);
 	inet_pton(AF_INET6, "2001:db8::7", &s6.sin6_addr);
-	assert_int_equal(addr_from_sockaddr((struct sockaddr *)&s6, &a), 0);
+	assert_int_equal(netaddr_from_sockaddr((struct sockaddr *)&s6, &a), 0);
 	assert_int_equal(netaddr_parse("2001:db8::7", 11, &want), 0);
 	assert_memory_equal(&a, &want, sizeof a);
-	assert_int_equal(addr_from_sockaddr((struct sockaddr *)&su, &a), -EAFNOSUPPORT);
+	assert_int_equal(netaddr_from_sockaddr((struct sockaddr *)&su, &a), -EAFNOSUPPORT);
 }
 
 /* ---- classification -------------------------------------------------------------- */
