@@ -1,4 +1,4 @@
-/* test_sandbox.c — unit tests for launcher/sandbox/sandbox.c (bwrap argv, masks, protections), launcher/sandbox/masks.c (the mask walk) and launcher/sandbox/env.c, plus real bwrap runs as root and as nobody. */
+/* test_sandbox.c — unit tests for launcher/sandbox/sandbox.c (bwrap argv, masks, protections), launcher/sandbox/masks.c (the mask walk) and launcher/sandbox/env.c, plus real bwrap runs as root and as nobody, and the bubblewrap backend (bwrap.c) as `airlock run` uses it. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -10,6 +10,7 @@
 #include <ftw.h>
 #include <grp.h>
 #include <limits.h>
+#include <poll.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,6 +19,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "launcher/sandbox/backend.h"
 #include "launcher/sandbox/env.h"
 #include "launcher/sandbox/masks.h"
 #include "launcher/sandbox/sandbox.h"
@@ -1015,6 +1017,86 @@ static void test_run_unprivileged(void **state)
 	real_run(t, true);
 }
 
+/* ---- the bubblewrap backend (backend.h), used as `airlock run` uses it -------------------------- */
+
+/*
+ * Starts the sandbox's command as `run` does (fork, execve, spawned), waits
+ * for what ready() says, and returns the child's exit status; *stood: what
+ * ready() said last, *agent: agent() once it stood.
+ */
+static int backend_start(const struct sandbox_backend *be, struct sandbox *sb, const char *errf,
+			 bool *stood, pid_t *agent)
+{
+	struct sandbox_exec ex;
+	assert_int_equal(be->command(sb, &ex), 0);
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		int e = open(errf, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+		if (e < 0 || dup2(e, 2) < 0)
+			_exit(126);
+		execve(ex.path, ex.argv, ex.envp);
+		_exit(127);
+	}
+	be->spawned(sb);
+	*stood = false;
+	*agent = 0;
+	for (int i = 0; i < 500 && be->ready_fd(sb) >= 0; i++) {
+		struct pollfd p = { be->ready_fd(sb), POLLIN, 0 };
+		if (poll(&p, 1, 20) > 0 && (*stood = be->ready(sb)) && !*agent)
+			*agent = be->agent(sb);
+	}
+	int st;
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	*stood = be->ready(sb);
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+/* probe, build, command, spawned, ready, agent, free: the agent runs in the sandbox, and says so. */
+static void test_backend_bubblewrap(void **state)
+{
+	struct tree *t = *state;
+	const struct sandbox_backend *be = &sandbox_bubblewrap;
+	char err[512], errf[PATH_MAX], ran[64];
+	const char *why = bwrap_unusable(bwrap_path(), false, t);
+	if (geteuid() != 0 || why) {
+		print_message("skipped: %s\n", why ? why : "not root");
+		skip();
+	}
+	assert_null(be->probe("/nonexistent/bwrap", err, sizeof err));
+	assert_non_null(strstr(err, "bubblewrap (bwrap) not found at /nonexistent/bwrap: install it"));
+	struct sandbox *sb = be->probe(bwrap_path(), err, sizeof err);
+	assert_non_null(sb);
+	struct compiled c;
+	struct sandbox_config cfg;
+	struct sandbox_report rep;
+	char *argv[] = { "sh", "-c", "cat .env > ran 2>/dev/null || echo masked > ran", NULL };
+	compile(&c, mask_policy, t->home, t->ws);
+	config_init(&cfg, t, &c);
+	cfg.argv = argv;
+	assert_int_equal(be->build(sb, &cfg, &rep, err, sizeof err), 0);
+	assert_int_equal(rep.masks, 6);
+	bool stood;
+	pid_t agent;
+	tree_path(t, errf, "backend.err");
+	assert_int_equal(backend_start(be, sb, errf, &stood, &agent), 0);
+	assert_true(stood);
+	assert_true(agent > 0);
+	assert_int_equal(be->ready_fd(sb), -1);
+	assert_string_equal(slurp(pathf(t->ws, "ran"), ran, sizeof ran), "masked\n");
+	be->free(sb);
+	/* a "bwrap" that never sets the sandbox up: it never stands */
+	sb = be->probe("/bin/false", err, sizeof err);
+	assert_non_null(sb);
+	assert_int_equal(be->build(sb, &cfg, &rep, err, sizeof err), 0);
+	assert_int_equal(backend_start(be, sb, errf, &stood, &agent), 1);
+	assert_false(stood);
+	assert_int_equal(be->agent(sb), 0);
+	be->free(sb);
+	be->free(NULL);
+	compiled_free(&c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1038,6 +1120,7 @@ int main(void)
 		cmocka_unit_test(test_env_default_policy_list),
 		cmocka_unit_test_setup_teardown(test_run_as_root, tree_setup, tree_teardown),
 		cmocka_unit_test_setup_teardown(test_run_unprivileged, tree_setup, tree_teardown),
+		cmocka_unit_test_setup_teardown(test_backend_bubblewrap, tree_setup, tree_teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
