@@ -1,4 +1,4 @@
-/* test_sniff.c — table-driven unit tests for proxy/sniff.c: HTTP request heads, SOCKS5 negotiation and TLS ClientHello SNI, whole and byte by byte. */
+/* test_sniff.c — table-driven unit tests for proxy/sniff*.c: HTTP request heads, SOCKS5 negotiation and TLS ClientHello SNI, whole and byte by byte. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
