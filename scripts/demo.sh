@@ -177,8 +177,16 @@ python3 - "$TMP/audit.jsonl" "$WS" "$HOME" "$GREEN" "$YELLOW" "$RED" "$BOLD" "$R
 	print(f"{len(actions)} actions decided: {green}{count('allow')} allowed{reset}, "
 	      f"{red}{count('deny')} denied{reset} "
 	      f"(of which {yellow}{len(asked)} asked{reset} and refused by --headless)")
-	for e in events:
-	    if e.get("source") == "launcher":
+	for e in events:  # the launcher's own: the session's start and end are fields
+	    if e.get("event") == "session_start":
+	        print(f"  launcher: session started: {e.get('program')}; policy {short(e.get('policy', '?'))}; "
+	              f"{e.get('sandbox')} sandbox, network {e.get('network', 'of the host')}, "
+	              f"{e.get('masked', 0)} path(s) masked, seccomp refuses {len(e.get('seccomp', []))} groups")
+	    elif e.get("event") == "session_end":
+	        print(f"  launcher: session ended: exit status {e.get('exit_status')}; {e.get('allowed')} allowed, "
+	              f"{e.get('denied')} denied, {e.get('asked')} asked; {e.get('connections')} connection(s), "
+	              f"{e.get('refused')} refused")
+	    elif e.get("source") == "launcher":
 	        print(f"  launcher: {e.get('message', '')}")
 	print()
 	rows, seen = [], {}

@@ -23,9 +23,11 @@ const char cmd_log_usage[] =
 	"Prints the audit log, one line per event: the local time, the session (its\n"
 	"first 8 characters), the source, the pid, the decision, what was done\n"
 	"(exec and the command line, shell-quoted; the file action and the path;\n"
-	"connect and the destination; a launcher event's message), then in brackets\n"
-	"the rule (policy file:line), who decided when it was not the policy and how\n"
-	"long an answer took, and last the reason.  Shim events are what the agent's\n"
+	"connect and the destination; a session's start and end from their fields;\n"
+	"another launcher event's message), then in brackets the rule (policy\n"
+	"file:line), who decided when it was not the policy and how long an answer\n"
+	"took; the reason; last, in parentheses, a message beside an action and a\n"
+	"connection's bytes, duration and path.  Shim events are what the agent's\n"
 	"processes reported from inside the sandbox; proxy and launcher events are\n"
 	"the launcher's own.\n"
 	"\n"
@@ -212,6 +214,28 @@ static void put_column(FILE *f, const char *s, size_t width)
 	fputc(' ', f);
 }
 
+/* "  (MESSAGE; TRAFFIC)", either part left out when the event has none; nothing when neither. */
+static void put_aside(FILE *f, const char *message, json_object *ev)
+{
+	char *traffic = NULL;
+	size_t len = 0;
+	FILE *t = open_memstream(&traffic, &len);
+	if (t) {
+		logread_put_traffic(t, ev);
+		if (fclose(t) != 0)
+			len = 0;
+	}
+	if (message || len) {
+		fputs("  (", f);
+		if (message)
+			logread_put_text(f, message);
+		fputs(message && len ? "; " : "", f);
+		fwrite(traffic, 1, len, f);
+		fputc(')', f);
+	}
+	free(traffic);
+}
+
 static void print_event(FILE *f, json_object *ev, bool color)
 {
 	char session[9] = "-";
@@ -239,12 +263,9 @@ static void print_event(FILE *f, json_object *ev, bool color)
 		fputs("  ", f);
 		logread_put_text(f, reason);
 	}
-	/* a message beside an exec, file or network event: put_what() showed the action */
-	if (message && (logread_str(ev, "command") || logread_str(ev, "file") || logread_str(ev, "network_dst"))) {
-		fputs("  (", f);
-		logread_put_text(f, message);
-		fputc(')', f);
-	}
+	/* a message and traffic beside an exec, file or network event: put_what() showed the action */
+	if (logread_str(ev, "command") || logread_str(ev, "file") || logread_str(ev, "network_dst"))
+		put_aside(f, message, ev);
 	fputc('\n', f);
 }
 

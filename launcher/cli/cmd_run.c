@@ -31,6 +31,7 @@
 #include "launcher/sandbox/sandbox.h"
 #include "launcher/sandbox/seccomp.h"
 #include "launcher/log/audit.h"
+#include "launcher/cli/run_log.h"
 #include "launcher/approvals/approve.h"
 #include "launcher/sandbox/agent_tty.h"
 #include "launcher/sandbox/session.h"
@@ -192,46 +193,6 @@ static int parse(int argc, char **argv, struct run_opts *o)
 		return usage_error("%s", "--default-allow applies to --headless only");
 	o->cmd = argv + optind;
 	return -1;
-}
-
-/* ---- the audit log's launcher events ------------------------------------------------ */
-
-static void launcher_event(struct run *r, const char *decision, const char *msg)
-{
-	struct audit_event ev = { .source = "launcher", .pid = getpid(), .decision = decision,
-				  .response_time_ms = -1, .message = msg };
-	if (r->log)
-		(void)audit_write(r->log, &ev);
-}
-
-/* The session's first event, before the agent starts.  0, or -errno when it is not in the log. */
-static int log_start(struct run *r, const struct sandbox_report *rep)
-{
-	char *msg = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&msg, &len);
-	if (!f)
-		return -ENOMEM;
-	fprintf(f, "session started: %s; policy %s; workspace %s; ", r->program, r->src.name,
-		r->src.workspace);
-	if (r->o.no_sandbox) {
-		fprintf(f, "NO kernel sandbox (--no-sandbox): the shim and this log only");
-	} else {
-		static const char *const nets[POLICY_NETWORK_MODE_MAX] = {
-			"network through the egress proxy", "no network", "the host's network"
-		};
-		fprintf(f, "bubblewrap sandbox, %s, %u path(s) masked%s; seccomp refuses",
-			nets[r->src.policy->sandbox.network], rep->masks,
-			rep->masks_capped ? " (walk capped)" : "");
-		for (const char *const *g = seccomp_group_names(); *g; g++)
-			fprintf(f, " %s", *g);
-		if (!r->src.policy->sandbox.process_spawn)
-			fprintf(f, " process_spawn");
-	}
-	fclose(f);
-	launcher_event(r, NULL, msg); /* the session's start is no decision */
-	free(msg);
-	return audit_error(r->log);
 }
 
 /* ---- preparing --------------------------------------------------------------------- */
@@ -582,21 +543,7 @@ static int proxy_ask(void *ctx, const char *host, unsigned port, int32_t rule, p
 static void proxy_event(void *ctx, const struct proxy_event *ev)
 {
 	struct run *r = ctx;
-	struct policy_rule_info info;
-	char rule[1100], msg[512];
-	bool described = policy_rule_describe(r->src.img, ev->rule, &info) == 0;
-	if (described)
-		snprintf(rule, sizeof rule, "%s:%u", info.file, info.line);
-	snprintf(msg, sizeof msg, "%s%s%" PRIu64 " bytes up, %" PRIu64 " down, %lld ms, via %s",
-		 ev->why ? ev->why : "", ev->why ? "; " : "", ev->bytes_up, ev->bytes_down,
-		 ev->duration_ms, ev->via);
-	struct audit_event ae = { .source = "proxy", .network_dst = ev->destination,
-				  .decision = policy_decision_name(ev->decision),
-				  .decided_by = ev->decided_by, .rule = described ? rule : NULL,
-				  .reason = described ? info.reason : NULL, .response_time_ms = -1,
-				  .message = msg };
-	if (r->log)
-		(void)audit_write(r->log, &ae);
+	run_log_proxy(r->log, r->src.img, ev);
 }
 
 /* The ports the policy's network rules name, for transparent listeners besides 80 and 443. */
@@ -891,15 +838,15 @@ static int serve(struct run *r)
 			approve_end(r->approvals); /* asks that came since: denied at once */
 		if (r->hub.quit_requested && kill_at < 0) {
 			r->hub.quit_requested = false;
-			launcher_event(r, NULL, "ending the agent: asked on the control socket (TUI "
-						"or airlock attach)");
+			run_log_event(r->log, NULL, "ending the agent: asked on the control socket "
+						   "(TUI or airlock attach)");
 			forward(r, SIGTERM);
 			kill_at = mono_ms() + 2000;
 		}
 		if (limit >= 0 && !timed_out && mono_ms() >= start + limit) {
 			timed_out = true;
-			launcher_event(r, "deny", "time limit reached (limits session_timeout / "
-						  "exec_timeout): ending the agent");
+			run_log_event(r->log, "deny", "time limit reached (limits session_timeout "
+						     "/ exec_timeout): ending the agent");
 			airlock_err("run: time limit reached: ending the agent");
 			forward(r, SIGTERM);
 			kill_at = mono_ms() + 2000;
@@ -939,27 +886,10 @@ static int serve(struct run *r)
 		airlock_err("run: bubblewrap could not set up the sandbox (its message is above); "
 			    "`airlock doctor` says what this machine lacks, --no-sandbox runs without "
 			    "the kernel layer");
-		launcher_event(r, "deny", "bubblewrap could not set up the sandbox");
+		run_log_event(r->log, "deny", "bubblewrap could not set up the sandbox");
 		return RUN_EXIT_FAILED;
 	}
 	return timed_out ? RUN_EXIT_TIMEOUT : status < 0 ? RUN_EXIT_FAILED : status;
-}
-
-static void log_end(struct run *r, int status)
-{
-	struct approve_counts c;
-	char msg[256];
-	struct proxy_stats ps = { 0 };
-	approve_counts(r->approvals, &c);
-	if (r->proxy)
-		proxy_stats(r->proxy, &ps);
-	snprintf(msg, sizeof msg,
-		 "session ended: exit status %d; %lu allowed, %lu denied, %lu asked; %lu connection(s), "
-		 "%lu refused, %" PRIu64 " bytes out, %" PRIu64 " in",
-		 status, c.allow, c.deny, c.asked, ps.connections, ps.refused, ps.bytes_up, ps.bytes_down);
-	launcher_event(r, NULL, msg);
-	if (r->ui != UI_HEADLESS) /* on a terminal: what happened, in one line */
-		airlock_err("%s; the log: %s", msg, audit_path(r->log));
 }
 
 static void run_release(struct run *r)
@@ -1064,7 +994,7 @@ int cmd_run(int argc, char **argv)
 	if (r.o.no_sandbox)
 		airlock_err("run: warning: --no-sandbox: no kernel sandbox, only the shim and the "
 			    "audit log (which says so)");
-	if ((st = log_start(&r, &rep)) < 0) {
+	if ((st = run_log_start(r.log, r.program, &r.src, &rep, r.o.no_sandbox)) < 0) {
 		/* the log is the one record: no session runs without its first line */
 		end_control(&r, RUN_EXIT_FAILED);
 		airlock_err("run: cannot write the audit log %s: %s: the agent was not started; free "
@@ -1118,7 +1048,8 @@ int cmd_run(int argc, char **argv)
 		airlock_err("run: cannot write the audit log %s: %s: the agent was stopped (nothing "
 			    "it does may go unrecorded); free space or choose another --log",
 			    audit_path(r.log), strerror(-lost));
-	log_end(&r, st); /* tried still; fails silently when the log did */
+	/* tried still; fails silently when the log did */
+	run_log_end(r.log, st, r.approvals, r.proxy, r.ui != UI_HEADLESS);
 	if (lost == 0 && (lost = audit_error(r.log)) < 0) {
 		st = RUN_EXIT_FAILED;
 		airlock_err("run: cannot write the audit log %s: %s: the session's end is not in "

@@ -11,6 +11,7 @@
 #include <json-c/json.h>
 
 #include "launcher/cli/launcher.h"
+#include "launcher/log/audit.h"
 #include "launcher/log/logread.h"
 
 #define SUGGEST_SYNOPSIS \
@@ -268,32 +269,30 @@ static struct session *session_of(struct suggest *sg, const char *id)
 	return p;
 }
 
-/* Fills a session's description from a launcher event's message. */
-static void note_launcher(struct suggest *sg, struct session *x, const char *msg)
+/* Replaces *slot with a copy of ev's string field key when it has one (an absolute path, when absolute). */
+static void take_field(struct suggest *sg, char **slot, json_object *ev, const char *key,
+		       bool absolute)
 {
-	static const char ended[] = "session ended: exit status ";
-	char buf[4096];
-	if (strncmp(msg, "session started: ", 17) == 0) {
-		if (logread_start_field(msg, "session started", buf, sizeof buf) == 0) {
-			free(x->agent);
-			x->agent = dup_or_null(buf, &sg->oom);
-		}
-		if (logread_start_field(msg, "workspace", buf, sizeof buf) == 0 && buf[0] == '/') {
-			free(x->workspace);
-			x->workspace = dup_or_null(buf, &sg->oom);
-		}
-		if (logread_start_field(msg, "policy", buf, sizeof buf) == 0) {
-			free(x->policy);
-			x->policy = dup_or_null(buf, &sg->oom);
-		}
-	} else if (strncmp(msg, ended, sizeof ended - 1) == 0) {
-		size_t n = strcspn(msg + sizeof ended - 1, ";");
-		if (n < sizeof buf) {
-			memcpy(buf, msg + sizeof ended - 1, n);
-			buf[n] = '\0';
-			free(x->exit);
-			x->exit = dup_or_null(buf, &sg->oom);
-		}
+	const char *v = logread_str(ev, key);
+	if (!v || (absolute && v[0] != '/'))
+		return;
+	free(*slot);
+	*slot = dup_or_null(v, &sg->oom);
+}
+
+/* Fills a session's description from a launcher event: its start's program, workspace, policy, its end's exit status. */
+static void note_launcher(struct suggest *sg, struct session *x, json_object *ev)
+{
+	char buf[32];
+	long long status = logread_num(ev, "exit_status");
+	if (logread_is_event(ev, AUDIT_SESSION_START)) {
+		take_field(sg, &x->agent, ev, "program", false);
+		take_field(sg, &x->workspace, ev, "workspace", true);
+		take_field(sg, &x->policy, ev, "policy", false);
+	} else if (logread_is_event(ev, AUDIT_SESSION_END) && status >= 0) {
+		snprintf(buf, sizeof buf, "%lld", status);
+		free(x->exit);
+		x->exit = dup_or_null(buf, &sg->oom);
 	}
 }
 
@@ -403,7 +402,7 @@ static void add_event(void *ctx, json_object *ev, const char *line, size_t len,
 	struct suggest *sg = ctx;
 	const char *sid = logread_str(ev, "session_id"), *ts = logread_str(ev, "timestamp");
 	const char *cmd = logread_str(ev, "command"), *file = logread_str(ev, "file");
-	const char *dst = logread_str(ev, "network_dst"), *msg = logread_str(ev, "message");
+	const char *dst = logread_str(ev, "network_dst");
 	const char *decision = logread_str(ev, "decision"), *by = logread_str(ev, "decided_by");
 	const char *rule = logread_str(ev, "rule");
 	struct action a = { .rule = -1, .line = lineno };
@@ -422,8 +421,8 @@ static void add_event(void *ctx, json_object *ev, const char *line, size_t len,
 		x->last_ts = dup_or_null(ts, &sg->oom);
 	}
 	if (!cmd && !file && !dst) {
-		if (msg && logread_str(ev, "source") && strcmp(logread_str(ev, "source"), "launcher") == 0)
-			note_launcher(sg, x, msg);
+		if (logread_str(ev, "source") && strcmp(logread_str(ev, "source"), "launcher") == 0)
+			note_launcher(sg, x, ev);
 		return; /* a launcher event: no action to decide */
 	}
 	if (!decision || (strcmp(decision, "allow") != 0 && strcmp(decision, "deny") != 0 &&

@@ -212,43 +212,97 @@ static json_object *json_string(const char *s)
 enum field_kind {
 	FIELD_STRING, /* const char *: left out when NULL */
 	FIELD_PID,    /* pid_t: left out when 0 */
-	FIELD_ARGS,   /* const char *const * with nargs: written whenever command is */
+	FIELD_ARGS,   /* const char *const * with the event's nargs: written whenever command is */
+	FIELD_LIST,   /* const char *const *, NULL-terminated: left out when NULL */
 	FIELD_MS,     /* long: left out when negative */
+	FIELD_INT,    /* int */
+	FIELD_COUNT,  /* unsigned long */
+	FIELD_BYTES,  /* uint64_t */
 	FIELD_FLAG,   /* bool: left out when false */
 	FIELD_KIND_MAX
 };
 
-/* The event's fields in the order they appear in a line, after id, timestamp and session_id. */
+/* Where a field lives: in the event, or in a group it points to (all left out when that is NULL). */
+enum field_group { GROUP_EVENT, GROUP_START, GROUP_END, GROUP_TRAFFIC, GROUP_MAX };
+
+/* A field whose JSON name is its member's name, in the event or in a group. */
+#define EVENT_FIELD(m, kind) { #m, kind, GROUP_EVENT, offsetof(struct audit_event, m) }
+#define START_FIELD(m, kind) { #m, kind, GROUP_START, offsetof(struct audit_session_start, m) }
+#define END_FIELD(m, kind) { #m, kind, GROUP_END, offsetof(struct audit_session_end, m) }
+#define TRAFFIC_FIELD(m, kind) { #m, kind, GROUP_TRAFFIC, offsetof(struct audit_traffic, m) }
+
+/*
+ * Every field an event can carry, in the order they appear in a line after
+ * id, timestamp and session_id: the one table of them (README "The audit
+ * log" describes each).
+ */
 static const struct event_field {
 	const char *name;
 	enum field_kind kind;
-	size_t offset;
+	enum field_group group;
+	size_t offset; /* in the group's struct */
 } event_fields[] = {
-	{ "source", FIELD_STRING, offsetof(struct audit_event, source) },
-	{ "pid", FIELD_PID, offsetof(struct audit_event, pid) },
-	{ "command", FIELD_STRING, offsetof(struct audit_event, command) },
-	{ "args", FIELD_ARGS, offsetof(struct audit_event, args) },
-	{ "file", FIELD_STRING, offsetof(struct audit_event, file) },
-	{ "action", FIELD_STRING, offsetof(struct audit_event, action) },
-	{ "network_dst", FIELD_STRING, offsetof(struct audit_event, network_dst) },
-	{ "decision", FIELD_STRING, offsetof(struct audit_event, decision) },
-	{ "decided_by", FIELD_STRING, offsetof(struct audit_event, decided_by) },
-	{ "rule", FIELD_STRING, offsetof(struct audit_event, rule) },
-	{ "reason", FIELD_STRING, offsetof(struct audit_event, reason) },
-	{ "response_time_ms", FIELD_MS, offsetof(struct audit_event, response_time_ms) },
-	{ "message", FIELD_STRING, offsetof(struct audit_event, message) },
-	{ "truncated", FIELD_FLAG, offsetof(struct audit_event, truncated) },
+	EVENT_FIELD(source, FIELD_STRING),
+	EVENT_FIELD(pid, FIELD_PID),
+	EVENT_FIELD(event, FIELD_STRING),
+	START_FIELD(program, FIELD_STRING),
+	START_FIELD(policy, FIELD_STRING),
+	START_FIELD(workspace, FIELD_STRING),
+	START_FIELD(sandbox, FIELD_STRING),
+	START_FIELD(network, FIELD_STRING),
+	START_FIELD(masked, FIELD_COUNT),
+	START_FIELD(masks_capped, FIELD_FLAG),
+	START_FIELD(seccomp, FIELD_LIST),
+	EVENT_FIELD(command, FIELD_STRING),
+	EVENT_FIELD(args, FIELD_ARGS),
+	EVENT_FIELD(file, FIELD_STRING),
+	EVENT_FIELD(action, FIELD_STRING),
+	EVENT_FIELD(network_dst, FIELD_STRING),
+	EVENT_FIELD(decision, FIELD_STRING),
+	EVENT_FIELD(decided_by, FIELD_STRING),
+	EVENT_FIELD(rule, FIELD_STRING),
+	EVENT_FIELD(reason, FIELD_STRING),
+	EVENT_FIELD(response_time_ms, FIELD_MS),
+	END_FIELD(exit_status, FIELD_INT),
+	END_FIELD(allowed, FIELD_COUNT),
+	END_FIELD(denied, FIELD_COUNT),
+	END_FIELD(asked, FIELD_COUNT),
+	END_FIELD(connections, FIELD_COUNT),
+	END_FIELD(refused, FIELD_COUNT),
+	TRAFFIC_FIELD(bytes_up, FIELD_BYTES),
+	TRAFFIC_FIELD(bytes_down, FIELD_BYTES),
+	TRAFFIC_FIELD(duration_ms, FIELD_MS),
+	TRAFFIC_FIELD(via, FIELD_STRING),
+	EVENT_FIELD(message, FIELD_STRING),
+	EVENT_FIELD(truncated, FIELD_FLAG),
 };
 
 #define NFIELDS (sizeof(event_fields) / sizeof(event_fields[0]))
 
-static json_object *json_args(const struct audit_event *ev)
+/* The struct a group's fields are in, or NULL when the event has none of them. */
+static const void *group_of(const struct audit_event *ev, enum field_group g)
 {
-	json_object *a = json_object_new_array_ext((int)ev->nargs);
-	for (size_t i = 0; a && i < ev->nargs; i++) {
-		json_object *s = json_string(ev->args && ev->args[i] ? ev->args[i] : "");
-		if (!s || json_object_array_add(a, s) != 0) {
-			json_object_put(s);
+	switch (g) {
+	case GROUP_EVENT: return ev;
+	case GROUP_START: return ev->start;
+	case GROUP_END: return ev->end;
+	case GROUP_TRAFFIC: return ev->traffic;
+	case GROUP_MAX: break;
+	}
+	return NULL;
+}
+
+/* A JSON array of n strings (n SIZE_MAX: up to the NULL that ends s); NULL when out of memory. */
+static json_object *json_strings(const char *const *s, size_t n)
+{
+	if (n == SIZE_MAX)
+		for (n = 0; s[n]; n++)
+			;
+	json_object *a = json_object_new_array_ext((int)n);
+	for (size_t i = 0; a && i < n; i++) {
+		json_object *v = json_string(s && s[i] ? s[i] : "");
+		if (!v || json_object_array_add(a, v) != 0) {
+			json_object_put(v);
 			json_object_put(a);
 			return NULL;
 		}
@@ -256,11 +310,20 @@ static json_object *json_args(const struct audit_event *ev)
 	return a;
 }
 
+/* A count as a JSON integer (json-c's are int64: a larger one is written as the largest). */
+static json_object *json_count(uint64_t n)
+{
+	return json_object_new_int64(n > INT64_MAX ? INT64_MAX : (int64_t)n);
+}
+
 /* The JSON value of one field, NULL with *absent set when the event leaves it out. */
 static json_object *field_value(const struct event_field *f, const struct audit_event *ev,
 				int *absent)
 {
-	const char *p = (const char *)ev + f->offset;
+	const char *base = group_of(ev, f->group), *p = base + f->offset;
+	*absent = 1;
+	if (!base)
+		return NULL;
 	*absent = 0;
 	switch (f->kind) {
 	case FIELD_STRING: {
@@ -270,19 +333,29 @@ static json_object *field_value(const struct event_field *f, const struct audit_
 		break;
 	}
 	case FIELD_PID:
-		if (ev->pid != 0)
-			return json_object_new_int64(ev->pid);
+		if (*(const pid_t *)(const void *)p != 0)
+			return json_object_new_int64(*(const pid_t *)(const void *)p);
 		break;
 	case FIELD_ARGS:
 		if (ev->command)
-			return json_args(ev);
+			return json_strings(ev->args, ev->nargs);
+		break;
+	case FIELD_LIST:
+		if (*(const char *const *const *)(const void *)p)
+			return json_strings(*(const char *const *const *)(const void *)p, SIZE_MAX);
 		break;
 	case FIELD_MS:
-		if (ev->response_time_ms >= 0)
-			return json_object_new_int64(ev->response_time_ms);
+		if (*(const long *)(const void *)p >= 0)
+			return json_object_new_int64(*(const long *)(const void *)p);
 		break;
+	case FIELD_INT:
+		return json_object_new_int64(*(const int *)(const void *)p);
+	case FIELD_COUNT:
+		return json_count(*(const unsigned long *)(const void *)p);
+	case FIELD_BYTES:
+		return json_count(*(const uint64_t *)(const void *)p);
 	case FIELD_FLAG:
-		if (ev->truncated)
+		if (*(const bool *)(const void *)p)
 			return json_object_new_boolean(1);
 		break;
 	case FIELD_KIND_MAX:

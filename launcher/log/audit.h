@@ -10,10 +10,55 @@
 
 struct audit_log;
 
-/* One audit event.  NULL / -1 fields are left out of the line. */
+/* What a launcher event says happened (its "event" field); decisions have none. */
+#define AUDIT_SESSION_START "session_start"
+#define AUDIT_SESSION_END "session_end"
+
+/* A session's start (event session_start): what runs, under which policy, in what sandbox.  Strings borrowed. */
+struct audit_session_start {
+	const char *program;   /* "program": the agent's program, an absolute path */
+	const char *policy;    /* "policy": the policy file loaded, or "<default>" for the built-in one */
+	const char *workspace; /* "workspace": what ./ stands for, absolute and canonical */
+	const char *sandbox;   /* "sandbox": the kernel layer, "bubblewrap", or "none" (--no-sandbox) */
+	/* the sandbox's parts: NULL (left out), 0 and false when there is none */
+	const char *network;   /* "network": the policy's sandbox.network: "proxy", "none", "host" */
+	unsigned long masked;  /* "masked": paths masked (a deny-read rule or the mandatory list names them) */
+	bool masks_capped;     /* "masks_capped": the walk for them stopped early, more may exist; left out when false */
+	const char *const *seccomp; /* "seccomp": the syscall groups the seccomp filter refuses, NULL-terminated */
+};
+
+/* A session's end (event session_end): how it ended and what it did, in counts. */
+struct audit_session_end {
+	int exit_status;       /* "exit_status": airlock's exit status (DESIGN.md step 10) */
+	unsigned long allowed; /* "allowed", "denied": decisions logged in the session */
+	unsigned long denied;
+	unsigned long asked;   /* "asked": of those, the ones a human, session memory, --headless or a timeout answered */
+	unsigned long connections; /* "connections": connections the egress proxy took (0 without it) */
+	unsigned long refused;     /* "refused": of those, the ones it refused */
+};
+
+/*
+ * Bytes the egress proxy relayed: one connection's (a proxy event) or the
+ * session's in all (session_end).
+ */
+struct audit_traffic {
+	uint64_t bytes_up;   /* "bytes_up": from the agent to the destination */
+	uint64_t bytes_down; /* "bytes_down": from the destination to the agent */
+	long duration_ms;    /* "duration_ms": from accept to close; -1: left out (session_end) */
+	const char *via;     /* "via": how the agent came, "transparent", "http-proxy", "socks"; NULL: left out */
+};
+
+/*
+ * One audit event.  NULL / -1 fields are left out of the line; so are the
+ * fields of a group (start, end, traffic) whose pointer is NULL.  The JSON
+ * name of each field is the member's name, but for the groups' members
+ * (named at each).
+ */
 struct audit_event {
 	const char *source;        /* "shim", "proxy", "launcher" */
 	pid_t pid;                 /* 0: none */
+	const char *event;         /* launcher: AUDIT_SESSION_START, AUDIT_SESSION_END; NULL otherwise */
+	const struct audit_session_start *start; /* event session_start: its fields; else NULL */
 	const char *command;       /* exec: the program */
 	const char *const *args;   /* exec: argv[1..] */
 	size_t nargs;
@@ -25,7 +70,9 @@ struct audit_event {
 	const char *rule;          /* "file:line", NULL for the default */
 	const char *reason;
 	long response_time_ms;     /* asks: how long the answer took; -1: none */
-	const char *message;       /* launcher events: what happened */
+	const struct audit_session_end *end; /* event session_end: its fields; else NULL */
+	const struct audit_traffic *traffic; /* proxy: the connection's bytes; session_end: the session's */
+	const char *message;       /* for people: what a launcher event says; why the proxy refused */
 	bool truncated;            /* exec: argv was cut to fit the channel */
 };
 

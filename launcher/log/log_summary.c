@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "launcher/log/audit.h"
 #include "launcher/log/logread.h"
 
 /* Rows a group prints before "… N more". */
@@ -40,10 +41,10 @@ enum group_id {
 struct session {
 	char *id;       /* owned */
 	char *first_ts; /* owned; the earliest timestamp seen */
-	char *agent;    /* owned; from the launcher's "session started" event, or NULL */
-	char *workspace;
-	char *policy;
-	char *exit;     /* owned; from "session ended: exit status N", or NULL */
+	char *agent;    /* owned; the program of the session_start event, or NULL */
+	char *workspace; /* owned; its workspace, or NULL */
+	char *policy;   /* owned; its policy, or NULL */
+	char *exit;     /* owned; the exit status of the session_end event, or NULL */
 	char *end_ts;   /* owned; the session-end event's timestamp; NULL: none seen */
 	unsigned long allow, deny, asked;
 	struct group g[G_MAX];
@@ -163,41 +164,27 @@ static bool set(char **slot, const char *v)
 	return true;
 }
 
-/* A launcher event's message (at time ts): the agent, workspace and policy, or the end and exit status. */
-static bool note_launcher(struct session *x, const char *msg, const char *ts)
+/* Copies ev's string field key into *slot when it has one; false when out of memory. */
+static bool set_field(char **slot, json_object *ev, const char *key)
 {
-	static const char ended[] = "session ended: exit status ";
-	char buf[4096];
-	bool ok = true;
-	if (strncmp(msg, "session started: ", 17) == 0) {
-		if (logread_start_field(msg, "session started", buf, sizeof buf) == 0)
-			ok = set(&x->agent, buf);
-		if (ok && logread_start_field(msg, "workspace", buf, sizeof buf) == 0)
-			ok = set(&x->workspace, buf);
-		if (ok && logread_start_field(msg, "policy", buf, sizeof buf) == 0)
-			ok = set(&x->policy, buf);
-	} else if (strncmp(msg, ended, sizeof ended - 1) == 0) {
-		size_t n = strcspn(msg + sizeof ended - 1, ";");
-		ok = !ts || set(&x->end_ts, ts);
-		if (ok && n < sizeof buf) {
-			memcpy(buf, msg + sizeof ended - 1, n);
-			buf[n] = '\0';
-			ok = set(&x->exit, buf);
-		}
-	}
-	return ok;
+	const char *v = logread_str(ev, key);
+	return !v || set(slot, v);
 }
 
-/* The proxy's "... N bytes up, M down, ..." counts; false when msg has none. */
-static bool parse_bytes(const char *msg, unsigned long long *up, unsigned long long *down)
+/* A launcher event (at time ts): the agent, workspace and policy from its start, the exit status from its end. */
+static bool note_launcher(struct session *x, json_object *ev, const char *ts)
 {
-	const char *q = msg ? strstr(msg, " bytes up, ") : NULL;
-	if (!q)
+	char exit[32];
+	long long status = logread_num(ev, "exit_status");
+	if (logread_is_event(ev, AUDIT_SESSION_START))
+		return set_field(&x->agent, ev, "program") && set_field(&x->workspace, ev, "workspace") &&
+		       set_field(&x->policy, ev, "policy");
+	if (!logread_is_event(ev, AUDIT_SESSION_END))
+		return true;
+	if (ts && !set(&x->end_ts, ts))
 		return false;
-	const char *p = q;
-	while (p > msg && p[-1] >= '0' && p[-1] <= '9')
-		p--;
-	return p < q && sscanf(p, "%llu bytes up, %llu down", up, down) == 2;
+	snprintf(exit, sizeof exit, "%lld", status);
+	return status < 0 || set(&x->exit, exit);
 }
 
 /* The text logread_put_what() prints for ev, malloc'ed, or NULL. */
@@ -238,13 +225,13 @@ static bool note_action(struct session *x, json_object *ev, bool allow, bool den
 		r->n++;
 		return true;
 	} else if (dst) {
-		unsigned long long up = 0, down = 0;
+		long long up, down;
 		if (!(r = group_row(&x->g[G_NETWORK], dst, NULL, NULL)))
 			return false;
 		if (logread_str(ev, "source") && strcmp(logread_str(ev, "source"), "proxy") == 0 &&
-		    parse_bytes(logread_str(ev, "message"), &up, &down)) {
-			r->up += up;
-			r->down += down;
+		    (up = logread_num(ev, "bytes_up")) >= 0 && (down = logread_num(ev, "bytes_down")) >= 0) {
+			r->up += (unsigned long long)up;
+			r->down += (unsigned long long)down;
 		}
 	} else
 		return true;
@@ -262,7 +249,6 @@ void log_summary_add(void *ctx, json_object *ev, const char *line, size_t len,
 	struct log_summary *s = ctx;
 	const char *sid = logread_str(ev, "session_id"), *ts = logread_str(ev, "timestamp");
 	const char *decision = logread_str(ev, "decision"), *by = logread_str(ev, "decided_by");
-	const char *msg = logread_str(ev, "message");
 	(void)line, (void)len, (void)lineno;
 	struct session *x = find_session(s, sid ? sid : "-");
 	bool ok = x != NULL;
@@ -270,8 +256,8 @@ void log_summary_add(void *ctx, json_object *ev, const char *line, size_t len,
 		ok = set(&x->first_ts, ts);
 	bool action = logread_str(ev, "command") || logread_str(ev, "file") ||
 		      logread_str(ev, "network_dst");
-	if (ok && msg && !action)
-		ok = note_launcher(x, msg, ts);
+	if (ok && !action)
+		ok = note_launcher(x, ev, ts);
 	bool allow = decision && strcmp(decision, "allow") == 0;
 	bool deny = decision && strcmp(decision, "deny") == 0;
 	bool asked = by && strcmp(by, "policy") != 0;

@@ -51,37 +51,10 @@ int logread_time(const char *ts, long long *t, unsigned *ms)
 	return 0;
 }
 
-int logread_start_field(const char *message, const char *key, char *out, size_t cap)
+bool logread_is_event(json_object *ev, const char *kind)
 {
-	static const char start[] = "session started: ";
-	const char *p;
-	size_t klen = strlen(key);
-	if (!message || strncmp(message, start, sizeof start - 1) != 0)
-		return -1;
-	if (strcmp(key, "session started") == 0)
-		p = message + sizeof start - 1;
-	else {
-		/* "; KEY VALUE": the first one after the program */
-		p = message;
-		while ((p = strstr(p, "; ")) != NULL) {
-			p += 2;
-			if (strncmp(p, key, klen) == 0 && p[klen] == ' ') {
-				p += klen + 1;
-				break;
-			}
-		}
-		if (!p)
-			return -1;
-	}
-	const char *end = strstr(p, "; ");
-	size_t n = end ? (size_t)(end - p) : strlen(p);
-	if (strcmp(key, "session started") == 0 && strncmp(p, "policy ", 7) == 0)
-		return -1; /* no program named: the message starts with the policy */
-	if (n >= cap)
-		return -1;
-	memcpy(out, p, n);
-	out[n] = '\0';
-	return 0;
+	const char *e = logread_str(ev, "event");
+	return e && strcmp(e, kind) == 0;
 }
 
 /* ---- filters --------------------------------------------------------------------- */
@@ -467,6 +440,80 @@ void logread_put_time(FILE *f, const char *ts, bool with_date)
 	fprintf(f, "%02d:%02d:%02d.%03u", local.tm_hour, local.tm_min, local.tm_sec, ms);
 }
 
+/* A string field for "LABEL VALUE" text: the value made safe, or "?" when absent. */
+static void put_field(FILE *f, json_object *ev, const char *key)
+{
+	const char *s = logread_str(ev, key);
+	logread_put_text(f, s ? s : "?");
+}
+
+/* A number field: its value, or "?" when absent. */
+static void put_num(FILE *f, json_object *ev, const char *key)
+{
+	long long n = logread_num(ev, key);
+	if (n >= 0)
+		fprintf(f, "%lld", n);
+	else
+		fputc('?', f);
+}
+
+/* A session_start event, as the launcher once wrote it in its message. */
+static void put_start(FILE *f, json_object *ev)
+{
+	static const char *const networks[][2] = { { "proxy", "network through the egress proxy" },
+						   { "none", "no network" },
+						   { "host", "the host's network" } };
+	const char *sandbox = logread_str(ev, "sandbox"), *net = logread_str(ev, "network");
+	json_object *v;
+	fputs("session started: ", f);
+	put_field(f, ev, "program");
+	fputs("; policy ", f);
+	put_field(f, ev, "policy");
+	fputs("; workspace ", f);
+	put_field(f, ev, "workspace");
+	if (sandbox && strcmp(sandbox, "none") == 0) {
+		fputs("; NO kernel sandbox (--no-sandbox): the shim and this log only", f);
+		return;
+	}
+	fputs("; ", f);
+	logread_put_text(f, sandbox ? sandbox : "?");
+	fputs(" sandbox, ", f);
+	for (size_t i = 0; net && i < sizeof networks / sizeof networks[0]; i++)
+		if (strcmp(net, networks[i][0]) == 0)
+			net = networks[i][1];
+	logread_put_text(f, net ? net : "network ?");
+	fputs(", ", f);
+	put_num(f, ev, "masked");
+	fprintf(f, " path(s) masked%s; seccomp refuses",
+		json_object_object_get_ex(ev, "masks_capped", &v) && json_object_get_boolean(v)
+			? " (walk capped)"
+			: "");
+	if (json_object_object_get_ex(ev, "seccomp", &v) && json_object_is_type(v, json_type_array))
+		for (size_t i = 0; i < json_object_array_length(v); i++) {
+			const char *g = json_object_get_string(json_object_array_get_idx(v, i));
+			fputc(' ', f);
+			logread_put_text(f, g ? g : "?");
+		}
+}
+
+/* A session_end event, as the launcher once wrote it in its message. */
+static void put_end(FILE *f, json_object *ev)
+{
+	static const char *const counts[][3] = {
+		{ "; ", "allowed", " allowed" },	 { ", ", "denied", " denied" },
+		{ ", ", "asked", " asked" },		 { "; ", "connections", " connection(s)" },
+		{ ", ", "refused", " refused" },	 { ", ", "bytes_up", " bytes out" },
+		{ ", ", "bytes_down", " in" },
+	};
+	fputs("session ended: exit status ", f);
+	put_num(f, ev, "exit_status");
+	for (size_t i = 0; i < sizeof counts / sizeof counts[0]; i++) {
+		fputs(counts[i][0], f);
+		put_num(f, ev, counts[i][1]);
+		fputs(counts[i][2], f);
+	}
+}
+
 void logread_put_what(FILE *f, json_object *ev)
 {
 	const char *s;
@@ -490,8 +537,28 @@ void logread_put_what(FILE *f, json_object *ev)
 	} else if ((s = logread_str(ev, "network_dst"))) {
 		fputs("connect ", f);
 		logread_put_text(f, s);
-	} else if ((s = logread_str(ev, "message")))
+	} else if (logread_is_event(ev, AUDIT_SESSION_START))
+		put_start(f, ev);
+	else if (logread_is_event(ev, AUDIT_SESSION_END))
+		put_end(f, ev);
+	else if ((s = logread_str(ev, "message")))
 		logread_put_text(f, s);
 	else
 		fputc('-', f);
+}
+
+void logread_put_traffic(FILE *f, json_object *ev)
+{
+	long long up = logread_num(ev, "bytes_up"), down = logread_num(ev, "bytes_down");
+	long long ms = logread_num(ev, "duration_ms");
+	const char *via = logread_str(ev, "via");
+	if (up < 0 && down < 0 && ms < 0 && !via)
+		return;
+	fprintf(f, "%lld bytes up, %lld down", up < 0 ? 0 : up, down < 0 ? 0 : down);
+	if (ms >= 0)
+		fprintf(f, ", %lld ms", ms);
+	if (via) {
+		fputs(", via ", f);
+		logread_put_text(f, via);
+	}
 }

@@ -92,13 +92,8 @@ long long logread_num(json_object *o, const char *key);
  */
 int logread_time(const char *ts, long long *t, unsigned *ms);
 
-/*
- * From a launcher event's "session started: PROGRAM; policy NAME; workspace
- * DIR; ..." message: copies the field named key ("session started", "policy",
- * "workspace") into out (cap bytes).  Returns 0, or -1 when the message is
- * not such a message or has no such field.
- */
-int logread_start_field(const char *message, const char *key, char *out, size_t cap);
+/* True when ev is a launcher event of kind (its "event" field: AUDIT_SESSION_START, AUDIT_SESSION_END). */
+bool logread_is_event(json_object *ev, const char *kind);
 
 /* ---- text for a terminal --------------------------------------------------------- */
 
@@ -108,8 +103,16 @@ void logread_put_text(FILE *f, const char *s);
 /* A word as a shell would need it to be pasted back: bare, '...', or $'...' with escapes. */
 void logread_put_word(FILE *f, const char *s);
 
-/* What an event did: "exec CMD ARG...", "ACTION PATH", "connect DST", or its message. */
+/*
+ * What an event did: "exec CMD ARG...", "ACTION PATH", "connect DST"; a
+ * session's start or end from its fields ("session started: PROGRAM; policy
+ * P; workspace W; SANDBOX", "session ended: exit status N; COUNTS"); else its
+ * message.
+ */
 void logread_put_what(FILE *f, json_object *ev);
+
+/* A proxy event's traffic fields: "N bytes up, M down, T ms, via V"; nothing when it has none. */
+void logread_put_traffic(FILE *f, json_object *ev);
 
 /* The timestamp ts as local HH:MM:SS.mmm (with the date when with_date); "??..." when unreadable. */
 void logread_put_time(FILE *f, const char *ts, bool with_date);

@@ -150,7 +150,7 @@ bare startup
 show startup /bin/true
 HOME=$real_home capture realhome "$tmp/ws" /bin/true
 bare realhome
-masked=$(sed -n 's/.*, \([0-9]*\) path(s) masked.*/\1/p' "$tmp/capture.jsonl" | tail -n 1)
+masked=$(sed -n 's/.*"event":"session_start".*"masked":\([0-9]*\).*/\1/p' "$tmp/capture.jsonl" | tail -n 1)
 
 for f in a b ra rb; do : >"$tmp/startup.$f"; done
 for i in $(seq "$runs"); do

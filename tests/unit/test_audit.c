@@ -1,4 +1,4 @@
-/* test_audit.c — the audit log: every field and its order, ids, timestamps, escaping, UTF-8, paths and modes, failed writes, concurrent appends. */
+/* test_audit.c — the audit log: every field and its order (a session's start and end, a connection's traffic), ids, timestamps, escaping, UTF-8, paths and modes, failed writes, concurrent appends. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -155,6 +155,23 @@ static void assert_keys(json_object *o, const char *const *keys)
 
 static const char *const exec_args[] = { "-rf", "/home/u/my dir", "" };
 
+/* The groups of fields of a session's start and end, and of a connection. */
+static const char *const groups[] = { "ptrace", "mount", "process_spawn", NULL };
+static const struct audit_session_start start_sandboxed = {
+	.program = "/usr/bin/python3", .policy = "/w; policy x/.airlock/policy.yaml",
+	.workspace = "/w; policy x", .sandbox = "bubblewrap", .network = "proxy", .masked = 7,
+	.masks_capped = true, .seccomp = groups
+};
+static const struct audit_session_start start_bare = {
+	.program = "/bin/sh", .policy = "<default>", .workspace = "/w", .sandbox = "none"
+};
+static const struct audit_session_end end_counts = { .exit_status = 3, .allowed = 10, .denied = 2,
+						     .asked = 1, .connections = 4, .refused = 1 };
+static const struct audit_traffic end_traffic = { .bytes_up = 5000000000ull, .bytes_down = 0,
+						  .duration_ms = -1 };
+static const struct audit_traffic proxy_traffic = { .bytes_up = 116, .bytes_down = 206,
+						    .duration_ms = 2, .via = "http-proxy" };
+
 /* One event of each kind, with every field it can carry, and the keys its line must hold. */
 static const struct {
 	struct audit_event ev;
@@ -182,6 +199,23 @@ static const struct {
 	    .response_time_ms = -1 },
 	  { "id", "timestamp", "session_id", "source", "pid", "command", "args", "decision",
 	    "decided_by", NULL } },
+	{ { .source = "launcher", .pid = 2, .event = AUDIT_SESSION_START, .start = &start_sandboxed,
+	    .response_time_ms = -1, .message = "session started: /usr/bin/python3" },
+	  { "id", "timestamp", "session_id", "source", "pid", "event", "program", "policy", "workspace",
+	    "sandbox", "network", "masked", "masks_capped", "seccomp", "message", NULL } },
+	{ { .source = "launcher", .pid = 2, .event = AUDIT_SESSION_START, .start = &start_bare,
+	    .response_time_ms = -1 },
+	  { "id", "timestamp", "session_id", "source", "pid", "event", "program", "policy", "workspace",
+	    "sandbox", "masked", NULL } },
+	{ { .source = "launcher", .pid = 2, .event = AUDIT_SESSION_END, .end = &end_counts,
+	    .traffic = &end_traffic, .response_time_ms = -1, .message = "session ended: exit status 3" },
+	  { "id", "timestamp", "session_id", "source", "pid", "event", "exit_status", "allowed",
+	    "denied", "asked", "connections", "refused", "bytes_up", "bytes_down", "message", NULL } },
+	{ { .source = "proxy", .network_dst = "pypi.org:443", .decision = "deny",
+	    .decided_by = "policy", .response_time_ms = -1, .traffic = &proxy_traffic,
+	    .message = "SNI does not match" },
+	  { "id", "timestamp", "session_id", "source", "network_dst", "decision", "decided_by",
+	    "bytes_up", "bytes_down", "duration_ms", "via", "message", NULL } },
 };
 
 #define NKINDS (sizeof(kinds) / sizeof(kinds[0]))
@@ -247,6 +281,47 @@ static void test_every_kind(void **state)
 	assert_non_null(strstr(l->raw[0], "\"command\":\"/usr/bin/rm\""));
 	free_lines(l);
 	free(l);
+}
+
+/* The session's and the connection's facts come back as typed fields, not text. */
+static void test_session_fields(void **state)
+{
+	struct audit_event evs[] = {
+		{ .source = "launcher", .event = AUDIT_SESSION_START, .start = &start_sandboxed,
+		  .response_time_ms = -1 },
+		{ .source = "launcher", .event = AUDIT_SESSION_END, .end = &end_counts,
+		  .traffic = &end_traffic, .response_time_ms = -1 },
+		{ .source = "proxy", .network_dst = "a:1", .traffic = &proxy_traffic,
+		  .response_time_ms = -1 },
+	};
+	struct lines l;
+	json_object *v;
+	(void)state;
+	write_and_read(evs, 3, &l);
+	assert_string_equal(get_str(l.obj[0], "event"), "session_start");
+	assert_string_equal(get_str(l.obj[0], "workspace"), "/w; policy x");
+	assert_string_equal(get_str(l.obj[0], "policy"), "/w; policy x/.airlock/policy.yaml");
+	assert_string_equal(get_str(l.obj[0], "network"), "proxy");
+	assert_int_equal(get_int(l.obj[0], "masked"), 7);
+	assert_true(json_object_object_get_ex(l.obj[0], "masks_capped", &v));
+	assert_true(json_object_get_boolean(v));
+	assert_true(json_object_object_get_ex(l.obj[0], "seccomp", &v));
+	assert_int_equal(json_object_array_length(v), 3);
+	assert_string_equal(json_object_get_string(json_object_array_get_idx(v, 2)), "process_spawn");
+	assert_string_equal(get_str(l.obj[1], "event"), "session_end");
+	assert_int_equal(get_int(l.obj[1], "exit_status"), 3);
+	assert_int_equal(get_int(l.obj[1], "allowed"), 10);
+	assert_int_equal(get_int(l.obj[1], "denied"), 2);
+	assert_int_equal(get_int(l.obj[1], "asked"), 1);
+	assert_int_equal(get_int(l.obj[1], "connections"), 4);
+	assert_int_equal(get_int(l.obj[1], "refused"), 1);
+	assert_int_equal(get_int(l.obj[1], "bytes_up"), 5000000000ll); /* past 32 bits */
+	assert_int_equal(get_int(l.obj[1], "bytes_down"), 0);
+	assert_int_equal(get_int(l.obj[2], "bytes_up"), 116);
+	assert_int_equal(get_int(l.obj[2], "bytes_down"), 206);
+	assert_int_equal(get_int(l.obj[2], "duration_ms"), 2);
+	assert_string_equal(get_str(l.obj[2], "via"), "http-proxy");
+	free_lines(&l);
 }
 
 /* An event with every field "none": only id, timestamp and session_id are written. */
@@ -655,6 +730,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_every_kind, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_session_fields, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_omitted, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_timestamp, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_ids_unique, setup, teardown),

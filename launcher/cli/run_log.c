@@ -1,0 +1,108 @@
+/* run_log.c — the audit events `airlock run` writes itself: the session's start and end, its notes, the proxy's connections. */
+#include <errno.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "launcher/cli/run_log.h"
+#include "launcher/sandbox/seccomp.h"
+
+void run_log_event(struct audit_log *log, const char *decision, const char *message)
+{
+	struct audit_event ev = { .source = "launcher", .pid = getpid(), .decision = decision,
+				  .response_time_ms = -1, .message = message };
+	if (log)
+		(void)audit_write(log, &ev);
+}
+
+/* The seccomp filter's groups, + "process_spawn" when the policy forbids it; malloc'ed, NULL-terminated. */
+static const char **refused_groups(const struct policy *p)
+{
+	const char *const *g = seccomp_group_names();
+	size_t n = 0;
+	while (g[n])
+		n++;
+	const char **out = calloc(n + 2, sizeof *out);
+	if (!out)
+		return NULL;
+	for (size_t i = 0; i < n; i++)
+		out[i] = g[i];
+	if (!p->sandbox.process_spawn)
+		out[n] = "process_spawn";
+	return out;
+}
+
+int run_log_start(struct audit_log *log, const char *program, const struct policy_source *src,
+		  const struct sandbox_report *rep, bool no_sandbox)
+{
+	static const char *const networks[POLICY_NETWORK_MODE_MAX] = { "proxy", "none", "host" };
+	struct audit_session_start start = { .program = program, .policy = src->name,
+					     .workspace = src->workspace, .sandbox = "none" };
+	char message[PATH_MAX + 128];
+	const char **groups = NULL;
+	if (!no_sandbox) {
+		if (!(groups = refused_groups(src->policy)))
+			return -ENOMEM;
+		start.sandbox = "bubblewrap";
+		start.network = networks[src->policy->sandbox.network];
+		start.masked = rep->masks;
+		start.masks_capped = rep->masks_capped;
+		start.seccomp = groups;
+	}
+	snprintf(message, sizeof message, "session started: %s%s", program,
+		 no_sandbox ? "; NO kernel sandbox (--no-sandbox): the shim and this log only" : "");
+	/* the session's start is no decision */
+	struct audit_event ev = { .source = "launcher", .pid = getpid(), .event = AUDIT_SESSION_START,
+				  .start = &start, .response_time_ms = -1, .message = message };
+	(void)audit_write(log, &ev);
+	free(groups);
+	return audit_error(log);
+}
+
+void run_log_end(struct audit_log *log, int status, const struct approvals *approvals,
+		 const struct proxy *proxy, bool say)
+{
+	struct approve_counts c;
+	struct proxy_stats ps = { 0 };
+	char message[64];
+	approve_counts(approvals, &c);
+	if (proxy)
+		proxy_stats(proxy, &ps);
+	struct audit_session_end end = { .exit_status = status, .allowed = c.allow, .denied = c.deny,
+					 .asked = c.asked, .connections = ps.connections,
+					 .refused = ps.refused };
+	struct audit_traffic total = { .bytes_up = ps.bytes_up, .bytes_down = ps.bytes_down,
+				       .duration_ms = -1 };
+	snprintf(message, sizeof message, "session ended: exit status %d", status);
+	struct audit_event ev = { .source = "launcher", .pid = getpid(), .event = AUDIT_SESSION_END,
+				  .response_time_ms = -1, .end = &end, .traffic = &total,
+				  .message = message };
+	if (log)
+		(void)audit_write(log, &ev);
+	if (say) /* on a terminal: what happened, in one line */
+		airlock_err("%s; %lu allowed, %lu denied, %lu asked; %lu connection(s), %lu refused, "
+			    "%" PRIu64 " bytes out, %" PRIu64 " in; the log: %s",
+			    message, c.allow, c.deny, c.asked, ps.connections, ps.refused, ps.bytes_up,
+			    ps.bytes_down, log ? audit_path(log) : "-");
+}
+
+void run_log_proxy(struct audit_log *log, const struct policy_image *img,
+		   const struct proxy_event *ev)
+{
+	struct policy_rule_info info;
+	char rule[1100];
+	bool described = policy_rule_describe(img, ev->rule, &info) == 0;
+	if (described)
+		snprintf(rule, sizeof rule, "%s:%u", info.file, info.line);
+	struct audit_traffic traffic = { .bytes_up = ev->bytes_up, .bytes_down = ev->bytes_down,
+					 .duration_ms = (long)ev->duration_ms, .via = ev->via };
+	struct audit_event ae = { .source = "proxy", .network_dst = ev->destination,
+				  .decision = policy_decision_name(ev->decision),
+				  .decided_by = ev->decided_by, .rule = described ? rule : NULL,
+				  .reason = described ? info.reason : NULL, .response_time_ms = -1,
+				  .traffic = &traffic, .message = ev->why };
+	if (log)
+		(void)audit_write(log, &ae);
+}

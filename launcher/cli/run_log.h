@@ -1,0 +1,49 @@
+/* run_log.h — the audit events `airlock run` writes itself: the session's start and end, its notes, the egress proxy's connections. */
+#ifndef AIRLOCK_CLI_RUN_LOG_H
+#define AIRLOCK_CLI_RUN_LOG_H
+
+#include <stdbool.h>
+
+#include "launcher/approvals/approve.h"
+#include "launcher/cli/launcher.h"
+#include "launcher/log/audit.h"
+#include "launcher/sandbox/sandbox.h"
+#include "proxy/proxy.h"
+
+/*
+ * A launcher event that is no decision (decision NULL: a note such as
+ * "ending the agent: ...") or the launcher's own refusal (decision "deny"),
+ * with message for people.  Nothing when log is NULL; a failed write is
+ * left to audit_error().
+ */
+void run_log_event(struct audit_log *log, const char *decision, const char *message);
+
+/*
+ * The session's first event (event session_start, before the agent starts):
+ * program (absolute), the policy src names and its workspace, and the
+ * sandbox: none when no_sandbox, else bubblewrap with src's sandbox.network,
+ * rep's masks and the seccomp filter's groups (process_spawn too when the
+ * policy forbids it).  Returns 0, or audit_error()'s -errno when the event
+ * is not in the log (-ENOMEM when it could not be built).
+ */
+int run_log_start(struct audit_log *log, const char *program, const struct policy_source *src,
+		  const struct sandbox_report *rep, bool no_sandbox);
+
+/*
+ * The session's last event (event session_end): exit status, the
+ * approvals' counts and the proxy's totals (proxy NULL: no egress proxy,
+ * zeros).  When say, also one line on stderr for the person at the
+ * terminal: "airlock: session ended: exit status N; ...; the log: PATH".
+ */
+void run_log_end(struct audit_log *log, int status, const struct approvals *approvals,
+		 const struct proxy *proxy, bool say);
+
+/*
+ * One connection the egress proxy decided (a proxy event): destination,
+ * decision, the deciding rule of img with its reason, bytes, duration, how
+ * it came, and why it was refused besides the policy as the message.
+ */
+void run_log_proxy(struct audit_log *log, const struct policy_image *img,
+		   const struct proxy_event *ev);
+
+#endif
