@@ -656,6 +656,50 @@ static bool serve_client(struct approvals *a, size_t idx)
 	}
 }
 
+static size_t connections_of(const struct approvals *a, pid_t pid)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < a->nclients; i++)
+		n += a->clients[i].peer.pid == pid;
+	return n;
+}
+
+static bool has_asks(const struct approvals *a, int fd)
+{
+	for (size_t i = 0; i < a->nqueue; i++)
+		if (a->queue[i].fd == fd)
+			return true;
+	return false;
+}
+
+/*
+ * The session holds APPROVE_MAX_CLIENTS connections and pid wants one more:
+ * a connection of the process holding the most (more than pid would), one
+ * with no ask waiting, is closed to make room, so that one process hoarding
+ * connections cannot keep every other process's asks from the human.
+ * Returns whether room was made.
+ */
+static bool make_room(struct approvals *a, pid_t pid)
+{
+	pid_t hog = 0;
+	size_t most = connections_of(a, pid) + 1;
+	for (size_t i = 0; i < a->nclients; i++) {
+		size_t n = connections_of(a, a->clients[i].peer.pid);
+		if (n > most) {
+			most = n;
+			hog = a->clients[i].peer.pid;
+		}
+	}
+	for (size_t i = 0; hog && i < a->nclients; i++)
+		if (a->clients[i].peer.pid == hog && !has_asks(a, a->clients[i].fd)) {
+			malformed(a, hog, "a connection was closed to make room: this process holds the "
+					  "most of the session's " STR(APPROVE_MAX_CLIENTS));
+			drop_client(a, i);
+			return true;
+		}
+	return false;
+}
+
 static void accept_all(struct approvals *a)
 {
 	for (;;) {
@@ -667,14 +711,24 @@ static void accept_all(struct approvals *a)
 		if (fd < 0)
 			return;
 		struct client c = { .fd = fd };
-		if (a->nclients >= APPROVE_MAX_CLIENTS) {
-			/* the shim takes the closed connection as a refusal: fail closed */
+		if (channel_peer(fd, &c.peer) < 0) {
 			close(fd);
-			malformed(a, 0, "a connection was refused: " STR(APPROVE_MAX_CLIENTS)
-					" processes are connected already (the bound per session)");
 			continue;
 		}
-		if (channel_peer(fd, &c.peer) < 0 || watch(a, fd) < 0) {
+		/* a closed connection is a refusal to the shim: it fails closed */
+		if (connections_of(a, c.peer.pid) >= APPROVE_MAX_CLIENTS_PER_PROCESS) {
+			close(fd);
+			malformed(a, c.peer.pid, "a connection was refused: this process holds "
+				  STR(APPROVE_MAX_CLIENTS_PER_PROCESS) " already (the bound per process)");
+			continue;
+		}
+		if (a->nclients >= APPROVE_MAX_CLIENTS && !make_room(a, c.peer.pid)) {
+			close(fd);
+			malformed(a, c.peer.pid, "a connection was refused: " STR(APPROVE_MAX_CLIENTS)
+				  " are open already (the bound per session)");
+			continue;
+		}
+		if (watch(a, fd) < 0) {
 			close(fd);
 			continue;
 		}
@@ -778,6 +832,10 @@ void approve_end(struct approvals *a)
 		prompt_say(&a->prompt, "(the session ended: denied)\r\n");
 	while (a && a->nqueue)
 		resolve(a, 0, POLICY_DENY, CHANNEL_BY_DEFAULT);
+	if (a) { /* what the bounds held back is said before the session's end, not after */
+		flood_flush(a->bad_flood);
+		flood_flush(a->ask_flood);
+	}
 }
 
 void approve_free(struct approvals *a)

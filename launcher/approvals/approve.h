@@ -22,7 +22,9 @@ struct audit_log;
  * past APPROVE_MAX_CLIENTS is closed at once, which the shim takes as a
  * refusal.  A real agent waits on one ask per thread; these are far above it.
  */
-#define APPROVE_MAX_CLIENTS 1024          /* shim connections at once */
+#define APPROVE_MAX_CLIENTS 1024          /* shim connections at once; when full, the process
+					     holding the most gives one up to a newcomer */
+#define APPROVE_MAX_CLIENTS_PER_PROCESS 64 /* shim connections at once, from one process */
 #define APPROVE_MAX_ASKS 256              /* asks waiting at once, in the session */
 #define APPROVE_MAX_ASKS_PER_PROCESS 16   /* asks waiting at once, from one process */
 #define APPROVE_MAX_ASK_BYTES (4u << 20)  /* bytes of the waiting asks' messages */
@@ -96,7 +98,11 @@ void approve_attached(struct approvals *a);
  */
 void approve_drain_agent(struct approvals *a);
 
-/* Answers every waiting ask with deny, decided by default (the session is ending), and logs them.  Accepts NULL. */
+/*
+ * Answers every waiting ask with deny, decided by default (the session is
+ * ending), and logs them, then the summaries of what the flood bounds held
+ * back (flood.h).  Accepts NULL.
+ */
 void approve_end(struct approvals *a);
 
 /* approve_end(), then frees everything.  Accepts NULL. */

@@ -43,6 +43,13 @@ struct client {
 	 * broadcast, which found this client gone) never touches freed memory.
 	 */
 	bool dead;
+	/*
+	 * A send found the peer gone (EPIPE): nothing more is sent, but what it
+	 * sent before it closed is still read and handled — a script that
+	 * answers an ask and closes at once must have its answer taken — and
+	 * it is dropped at its end of file.
+	 */
+	bool hung_up;
 	unsigned long skipped; /* events not queued since it fell behind (CLIENT_SOFT_PENDING) */
 	char *in; /* CONTROL_MAX_LINE bytes */
 	size_t in_len;
@@ -146,10 +153,10 @@ static void reap(struct control *c)
 	}
 }
 
-/* Writes what is queued for cl; false when cl was dropped. */
+/* Writes what is queued for cl; false when cl was dropped or hung up. */
 static bool flush(struct control *c, struct client *cl)
 {
-	if (cl->dead)
+	if (cl->dead || cl->hung_up)
 		return false;
 	while (cl->out_off < cl->out_len) {
 		ssize_t n = send(cl->fd, cl->out + cl->out_off, cl->out_len - cl->out_off,
@@ -159,7 +166,9 @@ static bool flush(struct control *c, struct client *cl)
 		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
 			break;
 		if (n <= 0) {
-			drop(c, cl);
+			cl->hung_up = true; /* serve() reads the rest, and drops it at its end */
+			cl->out_off = cl->out_len = 0;
+			watch(c, cl->fd, EPOLLIN, cl);
 			return false;
 		}
 		cl->out_off += (size_t)n;
@@ -176,7 +185,7 @@ static bool flush(struct control *c, struct client *cl)
 /* Queues len bytes for cl; a client that stopped reading long ago is dropped. */
 static bool put(struct control *c, struct client *cl, const char *data, size_t len)
 {
-	if (cl->dead)
+	if (cl->dead || cl->hung_up)
 		return false;
 	if (cl->out_len - cl->out_off + len > CLIENT_MAX_PENDING) {
 		drop(c, cl);
@@ -426,10 +435,10 @@ void control_dispatch(struct control *c)
 		struct client *cl = evs[i].data.ptr;
 		if (cl->dead)
 			continue;
-		if ((evs[i].events & EPOLLOUT) && !flush(c, cl))
-			continue;
-		if (evs[i].events & (EPOLLIN | EPOLLHUP | EPOLLERR))
-			serve(c, cl);
+		if (evs[i].events & EPOLLOUT)
+			flush(c, cl);
+		if (!cl->dead && (evs[i].events & (EPOLLIN | EPOLLHUP | EPOLLERR)))
+			serve(c, cl); /* a client that hung up is read to its end */
 	}
 	if (--c->depth == 0)
 		reap(c);

@@ -99,7 +99,7 @@ void flood_tick(struct flood *f, long long now_ms)
 	}
 }
 
-void flood_free(struct flood *f)
+void flood_flush(struct flood *f)
 {
 	if (!f)
 		return;
@@ -107,5 +107,11 @@ void flood_free(struct flood *f)
 		summarise(f, &f->peers[i]);
 	if (f->lost && f->fn)
 		f->fn(f->arg, 0, f->lost);
+	f->lost = 0;
+}
+
+void flood_free(struct flood *f)
+{
+	flood_flush(f);
 	free(f);
 }

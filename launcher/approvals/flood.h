@@ -47,7 +47,10 @@ bool flood_admit(struct flood *f, pid_t peer, long long now_ms);
 /* Summarises every peer whose window ended by now_ms (call it now and then, e.g. once per loop). */
 void flood_tick(struct flood *f, long long now_ms);
 
-/* Summarises every count left (the session ends), then frees f.  Accepts NULL. */
+/* Summarises every count left now, whatever the windows (the session is ending).  Accepts NULL. */
+void flood_flush(struct flood *f);
+
+/* flood_flush(), then frees f.  Accepts NULL. */
 void flood_free(struct flood *f);
 
 #endif

@@ -96,6 +96,11 @@ void hub_tick(struct hub *h)
 	flood_tick(h->flood, mono_ms());
 }
 
+void hub_flush(struct hub *h)
+{
+	flood_flush(h->flood);
+}
+
 void hub_release(struct hub *h)
 {
 	flood_free(h->flood); /* its last summaries still reach the clients */

@@ -46,6 +46,9 @@ void hub_set_control(struct hub *h, struct control *control);
 /* Now and then (once per loop): summaries of bad lines held back (flood_tick()). */
 void hub_tick(struct hub *h);
 
+/* Summaries of every bad line held back, now: the session is ending (before its end event). */
+void hub_flush(struct hub *h);
+
 /* Takes the tap off the log, summarises what was held back, frees the limiter.  Not h itself. */
 void hub_release(struct hub *h);
 
