@@ -1,0 +1,277 @@
+/* run_prepare.c — `airlock run`'s first phase (run.h): the policy, the program, the session, the audit log, the agent's environment and the kernel layer. */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "launcher/cli/run.h"
+#include "launcher/log/audit.h"
+#include "launcher/sandbox/env.h"
+#include "launcher/sandbox/seccomp.h"
+
+/*
+ * Limits this airlock cannot enforce yet (they need cgroup v2): a policy
+ * that sets them is refused rather than run without them — fail closed.
+ */
+static int check_limits(const struct run *r)
+{
+	static const struct {
+		unsigned bit;
+		const char *name;
+	} unenforced[] = {
+		{ POLICY_LIMIT_CPU_CORES, "cpu_cores" },
+		{ POLICY_LIMIT_MEMORY_MB, "memory_mb" },
+		{ POLICY_LIMIT_DISK_MB, "disk_mb" },
+		{ POLICY_LIMIT_MAX_PROCESSES, "max_processes" },
+	};
+	for (size_t i = 0; i < sizeof unenforced / sizeof unenforced[0]; i++)
+		if (r->src.policy->limits.set & unenforced[i].bit) {
+			airlock_err("run: %s sets limits.%s, which this airlock cannot enforce yet; "
+				    "remove it from the policy to run without that limit",
+				    r->src.name, unenforced[i].name);
+			return RUN_EXIT_FAILED;
+		}
+	return -1;
+}
+
+/* The first exec is the user's own command: only a deny rule refuses it. */
+static int check_program(struct run *r)
+{
+	struct stat st;
+	if (!strchr(r->program, '/')) {
+		airlock_err("run: %s: command not found", r->o.cmd[0]);
+		return RUN_EXIT_NOT_FOUND;
+	}
+	if (stat(r->program, &st) != 0) {
+		airlock_err("run: %s: %s", r->program, strerror(errno));
+		return errno == ENOENT ? RUN_EXIT_NOT_FOUND : RUN_EXIT_NOT_EXECUTABLE;
+	}
+	if (!S_ISREG(st.st_mode) || access(r->program, X_OK) != 0) {
+		airlock_err("run: %s: not an executable file", r->program);
+		return RUN_EXIT_NOT_EXECUTABLE;
+	}
+	struct policy_verdict v =
+		policy_decide_exec(r->src.img, r->program, (const char *const *)r->o.cmd);
+	struct policy_rule_info info;
+	if (v.decision == POLICY_DENY && policy_rule_describe(r->src.img, v.rule, &info) == 0) {
+		airlock_err("run: %s is denied by %s:%u%s%s", r->program, info.file, info.line,
+			    info.reason ? ": " : "", info.reason ? info.reason : "");
+		return RUN_EXIT_NOT_EXECUTABLE;
+	}
+	return -1;
+}
+
+/* The agent's environment; with --trace the shim reports allowed file events too. */
+static int build_env(struct run *r)
+{
+	char err[512];
+	if (r->o.trace)
+		r->o.env[r->o.nenv++] = "AIRLOCK_TRACE=1";
+	if (r->proxy_on) {
+		/* for programs that honour them; the others go through the transparent ports */
+		static char *const proxy_env[] = {
+			"HTTP_PROXY=http://127.0.0.1:3128", "HTTPS_PROXY=http://127.0.0.1:3128",
+			"ALL_PROXY=socks5h://127.0.0.1:1080", "NO_PROXY=localhost,127.0.0.1,::1",
+			"http_proxy=http://127.0.0.1:3128", "https_proxy=http://127.0.0.1:3128",
+			"all_proxy=socks5h://127.0.0.1:1080", "no_proxy=localhost,127.0.0.1,::1",
+		};
+		/* ahead of the user's --env, which may override them */
+		memmove(r->o.env + 8, r->o.env, r->o.nenv * sizeof *r->o.env);
+		for (size_t i = 0; i < 8; i++)
+			r->o.env[i] = proxy_env[i];
+		r->o.nenv += 8;
+	}
+	extern char **environ;
+	r->agent_env = env_build(r->src.policy, environ, r->o.env, r->session.id, err, sizeof err);
+	if (!r->agent_env) {
+		airlock_err("run: %s", err);
+		return AIRLOCK_EXIT_USAGE;
+	}
+	if (!r->o.no_sandbox)
+		return -1;
+	/* no sandbox: the shim and the session are where the host has them */
+	for (char **e = r->agent_env; *e; e++) {
+		char *repl = NULL;
+		if (strncmp(*e, "LD_PRELOAD=", 11) == 0 && asprintf(&repl, "LD_PRELOAD=%s", r->shim) < 0)
+			repl = NULL;
+		else if (strncmp(*e, "AIRLOCK_DIR=", 12) == 0 &&
+			 asprintf(&repl, "AIRLOCK_DIR=%s", r->session.dir) < 0)
+			repl = NULL;
+		if (repl) {
+			free(*e);
+			*e = repl;
+		}
+	}
+	return -1;
+}
+
+/*
+ * network: proxy: the session's mark that the proxy, not the shims, decides
+ * connections to its ports; the sandbox's resolv.conf in a memfd, and where
+ * /etc/resolv.conf really is (resolv_path, cap bytes: it may be a symlink).
+ */
+static int proxy_files(struct run *r, char *resolv_path, size_t cap)
+{
+	char *mark = NULL;
+	int mfd = asprintf(&mark, "%s/proxy", r->session.dir) < 0
+			  ? -1
+			  : open(mark, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0444);
+	free(mark);
+	if (mfd < 0) {
+		airlock_err("run: cannot mark the session for the proxy: %s", strerror(errno));
+		return RUN_EXIT_FAILED;
+	}
+	close(mfd);
+	/* the sandbox's resolver is ours: any address's port 53 reaches it */
+	static const char text[] = "# airlock: names are answered by the sandbox's own resolver\n"
+				   "nameserver 127.0.0.1\noptions edns0\n";
+	r->resolv_fd = memfd_create("airlock-resolv.conf", 0);
+	if (r->resolv_fd < 0 || write(r->resolv_fd, text, sizeof text - 1) != sizeof text - 1 ||
+	    lseek(r->resolv_fd, 0, SEEK_SET) != 0) {
+		airlock_err("run: cannot prepare the sandbox's resolv.conf: %s", strerror(errno));
+		return RUN_EXIT_FAILED;
+	}
+	if (!realpath("/etc/resolv.conf", resolv_path))
+		snprintf(resolv_path, cap, "/etc/resolv.conf");
+	return -1;
+}
+
+/* Host paths the sandbox protects or starts in: the policy file, the audit log, the current directory. */
+struct host_paths {
+	char *policy_file; /* owned: realpath(3), NULL for the built-in policy */
+	char *log_file;    /* owned: realpath(3), or NULL */
+	char cwd[PATH_MAX];
+	char resolv[PATH_MAX]; /* where /etc/resolv.conf really is */
+};
+
+static int host_paths(struct run *r, struct host_paths *h)
+{
+	bool builtin = strcmp(r->src.name, "<default>") == 0;
+	h->policy_file = builtin ? NULL : realpath(r->src.name, NULL);
+	if (!builtin && !h->policy_file) {
+		airlock_err("run: %s: %s", r->src.name, strerror(errno));
+		return RUN_EXIT_FAILED;
+	}
+	h->log_file = realpath(audit_path(r->log), NULL);
+	if (!getcwd(h->cwd, sizeof h->cwd)) {
+		airlock_err("run: cannot read the current directory: %s", strerror(errno));
+		return RUN_EXIT_FAILED;
+	}
+	return -1;
+}
+
+/* What the backend builds the sandbox from.  Borrows from r and h. */
+static void sandbox_config_of(const struct run *r, const struct host_paths *h,
+			      struct sandbox_config *cfg)
+{
+	*cfg = (struct sandbox_config){
+		.policy = r->src.policy,
+		.img = r->src.img,
+		.home = r->src.home,
+		.workspace = r->src.workspace,
+		.cwd = h->cwd,
+		.session_dir = r->session.dir,
+		.shim_path = r->shim,
+		.policy_file = h->policy_file,
+		.log_file = h->log_file,
+		.unprivileged = geteuid() != 0,
+		.own_tty = r->ui != UI_HEADLESS,
+		.seccomp_fd = r->seccomp_fd,
+		.netns = r->proxy_on,
+		.resolv_fd = r->resolv_fd,
+		.resolv_path = h->resolv,
+		.env = r->agent_env,
+		.program = r->program,
+		.argv = r->o.cmd,
+	};
+}
+
+/* What the user should know of what the backend built. */
+static void sandbox_warnings(const struct sandbox_report *rep)
+{
+	if (rep->masks_capped)
+		airlock_err("run: warning: stopped looking for secrets to mask after %u entries; "
+			    "deny rules still apply through the shim",
+			    rep->walked);
+	if (rep->network_rules_ignored)
+		airlock_err("run: warning: the policy's network rules do not apply under network: none: "
+			    "the sandbox has no network at all");
+}
+
+/* The kernel layer: the seccomp filter and the proxy's files, then the backend builds the sandbox. */
+static int build_sandbox(struct run *r, struct sandbox_report *rep)
+{
+	char err[512];
+	struct seccomp_options so = { .process_spawn = r->src.policy->sandbox.process_spawn };
+	struct host_paths h = { .resolv = "/etc/resolv.conf" };
+	memset(rep, 0, sizeof *rep);
+	if (r->o.no_sandbox)
+		return -1;
+	r->seccomp_fd = seccomp_filter_fd(&so, err, sizeof err);
+	if (r->seccomp_fd < 0) {
+		airlock_err("run: cannot build the seccomp filter: %s (see airlock doctor; "
+			    "--no-sandbox runs without it)", err);
+		return RUN_EXIT_FAILED;
+	}
+	int st = r->proxy_on ? proxy_files(r, h.resolv, sizeof h.resolv) : -1;
+	if (st < 0)
+		st = host_paths(r, &h);
+	if (st < 0) {
+		struct sandbox_config cfg;
+		sandbox_config_of(r, &h, &cfg);
+		if (r->backend->build(r->sandbox, &cfg, rep, err, sizeof err) < 0) {
+			airlock_err("run: cannot set up the sandbox: %s", err);
+			st = RUN_EXIT_FAILED;
+		}
+	}
+	free(h.policy_file);
+	free(h.log_file);
+	if (st < 0)
+		sandbox_warnings(rep);
+	return st;
+}
+
+int run_prepare(struct run *r, struct sandbox_report *rep)
+{
+	struct policy_error perr;
+	struct policy_source_options so = { r->o.policy, r->o.workspace };
+	char err[1024];
+	int st;
+	enum policy_source_status ps = policy_source_open(&so, &r->src, &perr);
+	if (ps != POLICY_SOURCE_OK)
+		return policy_source_report(ps, &perr);
+	r->proxy_on = !r->o.no_sandbox && r->src.policy->sandbox.network == POLICY_NETWORK_PROXY;
+	if ((st = check_limits(r)) >= 0)
+		return st;
+	r->program = canon_program(r->o.cmd[0]);
+	if (!r->program) {
+		airlock_err("run: %s: %s", r->o.cmd[0], strerror(errno));
+		return RUN_EXIT_FAILED;
+	}
+	if ((st = check_program(r)) >= 0)
+		return st;
+	if (!r->o.no_sandbox && !(r->sandbox = r->backend->probe(r->o.bwrap, err, sizeof err))) {
+		airlock_err("run: %s", err);
+		return RUN_EXIT_FAILED;
+	}
+	if (!(r->shim = session_find_shim(err, sizeof err))) {
+		airlock_err("run: %s", err);
+		return RUN_EXIT_FAILED;
+	}
+	if (session_create(&r->session, r->src.image, r->src.image_size, err, sizeof err) < 0) {
+		airlock_err("run: %s", err);
+		return RUN_EXIT_FAILED;
+	}
+	if (!(r->log = audit_open(r->o.log, r->session.id, err, sizeof err))) {
+		airlock_err("run: cannot open the audit log: %s", err);
+		return RUN_EXIT_FAILED;
+	}
+	if ((st = build_env(r)) >= 0 || (st = build_sandbox(r, rep)) >= 0)
+		return st;
+	return -1;
+}
