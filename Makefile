@@ -152,7 +152,8 @@ $(BUILD)/tests/test_sandbox: $(SANDBOX_OBJS)
 # The session's hub as `airlock run` wires it: the control socket, the approvals, the log.
 HUB_OBJS := $(addprefix $(BUILD)/launcher/,approvals/control.o approvals/control_client.o \
 	approvals/control_lines.o approvals/hub.o approvals/flood.o \
-	approvals/approve.o approvals/prompt.o approvals/redecide.o log/audit.o)
+	approvals/approve.o approvals/events.o approvals/prompt.o approvals/redecide.o \
+	log/audit.o)
 $(BUILD)/tests/test_control $(BUILD)/tests/test_flood $(BUILD)/tests/test_approve: $(HUB_OBJS)
 $(BUILD)/tests/test_control $(BUILD)/tests/test_flood $(BUILD)/tests/test_approve: UNIT_EXTRA := $(HUB_OBJS) \
 	$(BUILD)/libairlock-proxy.a $(BUILD)/libairlock-core.a $(BUILD)/libairlock-policy.a \
@@ -233,7 +234,8 @@ $(BUILD)/fuzz/%: tests/fuzz/%.c $(POLICY_SRCS) $(CORE_SRCS) $(PROXY_SRCS) \
 # The control socket and the channel server, wired as the launcher wires them (launcher/approvals/hub.h).
 FUZZ_HUB_SRCS := $(addprefix launcher/,approvals/control.c approvals/control_lines.c \
 	approvals/hub.c approvals/flood.c \
-	approvals/approve.c approvals/prompt.c approvals/redecide.c log/audit.c)
+	approvals/approve.c approvals/events.c approvals/prompt.c approvals/redecide.c \
+	log/audit.c)
 $(BUILD)/fuzz/fuzz_control $(BUILD)/fuzz/fuzz_approve: $(FUZZ_HUB_SRCS) $(wildcard launcher/*/*.h)
 $(BUILD)/fuzz/fuzz_control $(BUILD)/fuzz/fuzz_approve: FUZZ_EXTRA := $(FUZZ_HUB_SRCS) -ljson-c
 

@@ -14,7 +14,7 @@
 #include "launcher/log/audit.h"
 #include "launcher/approvals/approve.h"
 #include "launcher/approvals/prompt.h"
-#include "launcher/approvals/redecide.h"
+#include "launcher/approvals/events.h"
 #include "proxy/accept.h"
 #include "core/channel.h"
 
@@ -102,94 +102,22 @@ static int watch(struct approvals *a, int fd)
 	return epoll_ctl(a->ep, EPOLL_CTL_ADD, fd, &ev);
 }
 
-/* ---- describing a message ------------------------------------------------------ */
-
-/* What the message is about, in one line: "exec git push", "read /x/.env", "connect h:443". */
-static char *subject(const struct channel_msg *m)
-{
-	char *s = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&s, &len);
-	if (!f)
-		return NULL;
-	switch (m->source) {
-	case CHANNEL_SOURCE_EXEC: {
-		struct channel_args it;
-		const char *arg;
-		fprintf(f, "exec %s", m->program);
-		channel_args_begin(m, &it);
-		channel_args_next(&it, NULL); /* argv[0]: the program says it better */
-		while ((arg = channel_args_next(&it, NULL)))
-			fprintf(f, " %s", arg);
-		break;
-	}
-	case CHANNEL_SOURCE_OPEN:
-		fprintf(f, "%s %s", channel_action_name(m->action), m->path);
-		break;
-	default:
-		fprintf(f, "connect %s:%u", m->host, m->port);
-	}
-	fclose(f);
-	return s;
-}
-
-static void rule_text(const struct approvals *a, int32_t rule, char *out, size_t cap,
-		      const char **reason)
-{
-	struct policy_rule_info info;
-	*reason = NULL;
-	if (policy_rule_describe(a->opt.img, rule, &info) != 0) {
-		out[0] = '\0';
-		return;
-	}
-	snprintf(out, cap, "%s:%u", info.file, info.line);
-	*reason = info.reason;
-}
-
 /* ---- the audit log ---------------------------------------------------------------- */
+
+static void count(struct approvals *a, enum policy_decision d)
+{
+	if (d == POLICY_ALLOW)
+		a->counts.allow++;
+	else
+		a->counts.deny++;
+}
 
 static void log_msg(struct approvals *a, const struct channel_msg *m, pid_t pid,
 		    enum policy_decision d, enum channel_decided_by by, long response_ms,
 		    const char *message)
 {
-	struct audit_event ev = { .source = "shim", .pid = pid, .response_time_ms = response_ms,
-				  .message = message };
-	char rule[1100], dst[300];
-	const char *args[256];
-	size_t nargs = 0;
-	rule_text(a, m->rule, rule, sizeof rule, &ev.reason);
-	ev.rule = rule[0] ? rule : NULL;
-	ev.decision = policy_decision_name(d);
-	ev.decided_by = channel_decided_by_name(by);
-	ev.truncated = m->flags & CHANNEL_F_TRUNCATED;
-	switch (m->source) {
-	case CHANNEL_SOURCE_EXEC: {
-		struct channel_args it;
-		const char *arg;
-		channel_args_begin(m, &it);
-		channel_args_next(&it, NULL);
-		while ((arg = channel_args_next(&it, NULL)) && nargs < sizeof args / sizeof args[0])
-			args[nargs++] = arg;
-		ev.truncated |= arg != NULL;
-		ev.command = m->program;
-		ev.args = args;
-		ev.nargs = nargs;
-		break;
-	}
-	case CHANNEL_SOURCE_OPEN:
-		ev.file = m->path;
-		ev.action = channel_action_name(m->action);
-		break;
-	default:
-		snprintf(dst, sizeof dst, strchr(m->host, ':') ? "[%s]:%u" : "%s:%u", m->host, m->port);
-		ev.network_dst = dst;
-	}
-	if (d == POLICY_ALLOW)
-		a->counts.allow++;
-	else
-		a->counts.deny++;
-	/* a failure is sticky: the launcher checks audit_error() once per loop and says it once */
-	(void)audit_write(a->opt.log, &ev);
+	count(a, d);
+	events_log(a->opt.log, a->opt.img, m, pid, d, by, response_ms, message);
 }
 
 /* ---- answering ---------------------------------------------------------------------- */
@@ -285,8 +213,8 @@ static void show_prompt(struct approvals *a)
 	const struct pending *p = &a->queue[0];
 	char rule[1100];
 	struct prompt_ask ask = { .pid = p->pid, .from_launcher = p->done != NULL,
-				  .what = subject(&p->m), .rule = rule, .more = a->nqueue - 1 };
-	rule_text(a, p->m.rule, rule, sizeof rule, &ask.reason);
+				  .what = events_subject(&p->m), .rule = rule, .more = a->nqueue - 1 };
+	events_rule(a->opt.img, p->m.rule, rule, sizeof rule, &ask.reason);
 	prompt_show(&a->prompt, &ask, now_ms());
 	free((char *)ask.what);
 }
@@ -345,7 +273,7 @@ void approve_drain_agent(struct approvals *a)
  */
 static char *memory_key(const struct channel_msg *m)
 {
-	char *what = subject(m), *key = NULL, *real = NULL;
+	char *what = events_subject(m), *key = NULL, *real = NULL;
 	if (what && m->source == CHANNEL_SOURCE_EXEC && (real = realpath(m->program, NULL))) {
 		size_t skip = strlen("exec ") + strlen(m->program);
 		if (asprintf(&key, "%d\x1f" "exec %s%s", (int)m->rule, real, what + skip) < 0)
@@ -460,12 +388,12 @@ static void publish(struct approvals *a, struct pending *p)
 {
 	char who[512], rule[1100];
 	const char *reason;
-	char *what = subject(&p->m);
+	char *what = events_subject(&p->m);
 	if (p->done)
 		snprintf(who, sizeof who, "the sandbox's egress proxy");
 	else
 		cmdline_of(p->pid, who, sizeof who);
-	rule_text(a, p->m.rule, rule, sizeof rule, &reason);
+	events_rule(a->opt.img, p->m.rule, rule, sizeof rule, &reason);
 	long left = (long)a->opt.ask_timeout * 1000 - (long)(now_ms() - p->since_ms);
 	control_ask(a->opt.control, p->id, p->pid, who, what, rule[0] ? rule : NULL, reason,
 		    left < 0 ? 0 : left);
@@ -555,45 +483,6 @@ static void drop_client(struct approvals *a, size_t idx)
 	show_prompt(a);
 }
 
-/*
- * A shim's event is the agent's own process speaking: anything inside the
- * sandbox can send one.  It is logged as the policy decides the action it
- * reports, never more permissive than that: a report of an allow the policy
- * would not give is logged as the policy's decision, and says so (a forged
- * report, or a bypassed shim).  A report whose arguments were cut to fit
- * the channel is decided on what arrived, and says so.
- */
-static void log_event(struct approvals *a, const struct channel_msg *m, pid_t pid)
-{
-	if (!a->opt.img) {
-		log_msg(a, m, pid, m->decision, CHANNEL_BY_POLICY, -1, NULL);
-		return;
-	}
-	const char *why;
-	char msg[256];
-	struct policy_verdict v = redecide_report(a->opt.img, m, &why);
-	bool cut = m->source == CHANNEL_SOURCE_EXEC &&
-		   ((m->flags & CHANNEL_F_TRUNCATED) || m->argc_total > m->argc);
-	if (v.decision <= m->decision) {
-		/* as reported, or the report is stricter than the policy (a symlinked program
-		   resolved inside the sandbox can be): the stricter one stands */
-		if (cut && m->decision == POLICY_ALLOW)
-			snprintf(msg, sizeof msg, "arguments cut to fit the channel: decided again on "
-				 "the first %u of %u", m->argc, m->argc_total);
-		log_msg(a, m, pid, m->decision, CHANNEL_BY_POLICY, -1,
-			cut && m->decision == POLICY_ALLOW ? msg : NULL);
-		return;
-	}
-	struct channel_msg fixed = *m;
-	snprintf(msg, sizeof msg, "the shim reported %s, %s%s%s: a forged report from inside the "
-		 "sandbox, or a bypassed shim", policy_decision_name(m->decision),
-		 why ? why : "the policy says ", why ? "" : policy_decision_name(v.decision),
-		 why ? ", deny" : "");
-	fixed.decision = v.decision;
-	fixed.rule = v.rule;
-	log_msg(a, &fixed, pid, v.decision, CHANNEL_BY_POLICY, -1, msg);
-}
-
 static void launcher_refusal(struct approvals *a, pid_t pid, const char *msg)
 {
 	struct audit_event ev = { .source = "launcher", .pid = pid, .decision = "deny",
@@ -647,7 +536,7 @@ static bool serve_client(struct approvals *a, size_t idx)
 		if (r < 0)
 			return false;
 		if (m.type == CHANNEL_EVENT) {
-			log_event(a, &m, pid);
+			count(a, events_report(a->opt.log, a->opt.img, &m, pid));
 		} else if (m.type == CHANNEL_ASK) {
 			queue_ask(a, c, pid, (size_t)r);
 		} else if (m.type != CHANNEL_HELLO) {

@@ -1,0 +1,123 @@
+/* events.c — what the shims send, as audit events: described, decided again, logged (see events.h). */
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "launcher/approvals/events.h"
+#include "launcher/approvals/redecide.h"
+#include "launcher/log/audit.h"
+
+/* What the message is about, in one line: "exec git push", "read /x/.env", "connect h:443". */
+char *events_subject(const struct channel_msg *m)
+{
+	char *s = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&s, &len);
+	if (!f)
+		return NULL;
+	switch (m->source) {
+	case CHANNEL_SOURCE_EXEC: {
+		struct channel_args it;
+		const char *arg;
+		fprintf(f, "exec %s", m->program);
+		channel_args_begin(m, &it);
+		channel_args_next(&it, NULL); /* argv[0]: the program says it better */
+		while ((arg = channel_args_next(&it, NULL)))
+			fprintf(f, " %s", arg);
+		break;
+	}
+	case CHANNEL_SOURCE_OPEN:
+		fprintf(f, "%s %s", channel_action_name(m->action), m->path);
+		break;
+	default:
+		fprintf(f, "connect %s:%u", m->host, m->port);
+	}
+	fclose(f);
+	return s;
+}
+
+void events_rule(const struct policy_image *img, int32_t rule, char *out, size_t cap,
+		 const char **reason)
+{
+	struct policy_rule_info info;
+	*reason = NULL;
+	if (policy_rule_describe(img, rule, &info) != 0) {
+		out[0] = '\0';
+		return;
+	}
+	snprintf(out, cap, "%s:%u", info.file, info.line);
+	*reason = info.reason;
+}
+
+void events_log(struct audit_log *log, const struct policy_image *img, const struct channel_msg *m,
+		pid_t pid, enum policy_decision d, enum channel_decided_by by, long response_ms,
+		const char *message)
+{
+	struct audit_event ev = { .source = "shim", .pid = pid, .response_time_ms = response_ms,
+				  .message = message };
+	char rule[1100], dst[300];
+	const char *args[256];
+	size_t nargs = 0;
+	events_rule(img, m->rule, rule, sizeof rule, &ev.reason);
+	ev.rule = rule[0] ? rule : NULL;
+	ev.decision = policy_decision_name(d);
+	ev.decided_by = channel_decided_by_name(by);
+	ev.truncated = m->flags & CHANNEL_F_TRUNCATED;
+	switch (m->source) {
+	case CHANNEL_SOURCE_EXEC: {
+		struct channel_args it;
+		const char *arg;
+		channel_args_begin(m, &it);
+		channel_args_next(&it, NULL);
+		while ((arg = channel_args_next(&it, NULL)) && nargs < sizeof args / sizeof args[0])
+			args[nargs++] = arg;
+		ev.truncated |= arg != NULL;
+		ev.command = m->program;
+		ev.args = args;
+		ev.nargs = nargs;
+		break;
+	}
+	case CHANNEL_SOURCE_OPEN:
+		ev.file = m->path;
+		ev.action = channel_action_name(m->action);
+		break;
+	default:
+		snprintf(dst, sizeof dst, strchr(m->host, ':') ? "[%s]:%u" : "%s:%u", m->host, m->port);
+		ev.network_dst = dst;
+	}
+	/* a failure is sticky: the launcher checks audit_error() once per loop and says it once */
+	(void)audit_write(log, &ev);
+}
+
+enum policy_decision events_report(struct audit_log *log, const struct policy_image *img,
+				   const struct channel_msg *m, pid_t pid)
+{
+	if (!img) {
+		events_log(log, img, m, pid, m->decision, CHANNEL_BY_POLICY, -1, NULL);
+		return m->decision;
+	}
+	const char *why;
+	char msg[256];
+	struct policy_verdict v = redecide_report(img, m, &why);
+	bool cut = m->source == CHANNEL_SOURCE_EXEC &&
+		   ((m->flags & CHANNEL_F_TRUNCATED) || m->argc_total > m->argc);
+	if (v.decision <= m->decision) {
+		/* as reported, or the report is stricter than the policy (a symlinked program
+		   resolved inside the sandbox can be): the stricter one stands */
+		if (cut && m->decision == POLICY_ALLOW)
+			snprintf(msg, sizeof msg, "arguments cut to fit the channel: decided again on "
+				 "the first %u of %u", m->argc, m->argc_total);
+		events_log(log, img, m, pid, m->decision, CHANNEL_BY_POLICY, -1,
+			   cut && m->decision == POLICY_ALLOW ? msg : NULL);
+		return m->decision;
+	}
+	struct channel_msg fixed = *m;
+	snprintf(msg, sizeof msg, "the shim reported %s, %s%s%s: a forged report from inside the "
+		 "sandbox, or a bypassed shim", policy_decision_name(m->decision),
+		 why ? why : "the policy says ", why ? "" : policy_decision_name(v.decision),
+		 why ? ", deny" : "");
+	fixed.decision = v.decision;
+	fixed.rule = v.rule;
+	events_log(log, img, &fixed, pid, v.decision, CHANNEL_BY_POLICY, -1, msg);
+	return v.decision;
+}

@@ -1,0 +1,54 @@
+/*
+ * events.h — what the shims send, as the audit log and the human see it: a
+ * message's subject in one line, its rule as FILE:LINE, and its audit event;
+ * a shim's report of a decision it took, decided again (redecide.h) and
+ * logged never more permissive than the policy.  Internal to
+ * launcher/approvals: approve.c counts what these log.
+ */
+#ifndef AIRLOCK_APPROVALS_EVENTS_H
+#define AIRLOCK_APPROVALS_EVENTS_H
+
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "core/channel.h"
+#include "policy/policy.h"
+
+struct audit_log;
+
+/*
+ * What m is about, in one line: "exec /usr/bin/git push", "read /x/.env",
+ * "connect h:443".  malloc'ed; NULL when out of memory.
+ */
+char *events_subject(const struct channel_msg *m);
+
+/*
+ * The rule of img numbered rule as "FILE:LINE" in out (cap bytes), its
+ * reason in *reason (borrowed from img, or NULL); out is "" for the policy's
+ * default or a rule img does not describe.
+ */
+void events_rule(const struct policy_image *img, int32_t rule, char *out, size_t cap,
+		 const char **reason);
+
+/*
+ * Writes m (sent by pid) to log as decided d by `by`, with how long the
+ * answer took (response_ms, -1: not an ask) and a message for people (or
+ * NULL).  A write that fails is left to audit_error() (sticky).
+ */
+void events_log(struct audit_log *log, const struct policy_image *img, const struct channel_msg *m,
+		pid_t pid, enum policy_decision d, enum channel_decided_by by, long response_ms,
+		const char *message);
+
+/*
+ * A shim's event m (a decision it took, sent by pid): anything inside the
+ * sandbox can send one.  It is logged as img decides the action it reports,
+ * never more permissive than that: a report of an allow the policy would
+ * not give is logged as the policy's decision, and says so (a forged
+ * report, or a bypassed shim); a report whose arguments were cut to fit the
+ * channel is decided on what arrived, and says so.  img NULL: logged as
+ * reported.  Returns the decision logged.
+ */
+enum policy_decision events_report(struct audit_log *log, const struct policy_image *img,
+				   const struct channel_msg *m, pid_t pid);
+
+#endif
