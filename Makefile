@@ -57,7 +57,7 @@ PROXY_SRCS := $(filter-out proxy/loop_%.c,$(wildcard proxy/*.c)) proxy/loop_$(PR
 PROXY_OBJS := $(PROXY_SRCS:%.c=$(BUILD)/%.o)
 SUPPORT_SRCS := $(wildcard tests/support/*.c)
 SUPPORT_BINS := $(SUPPORT_SRCS:tests/support/%.c=$(BUILD)/tests/%)
-# The airlock command, room by room: cli/ (the commands), sandbox/, approvals/, log/.
+# The airlock command, room by room: cli/ (the commands), sandbox/, approvals/, log/, suggest/.
 LAUNCHER_SRCS := $(wildcard launcher/*/*.c)
 LAUNCHER_OBJS := $(LAUNCHER_SRCS:%.c=$(BUILD)/%.o)
 

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/grow.h"
 #include "launcher/log/audit.h"
 #include "launcher/log/logread.h"
 
@@ -101,16 +102,12 @@ static struct row *group_row(struct group *g, const char *a, const char *b, cons
 			free(key);
 			return &g->rows[g->index[j] - 1];
 		}
-	if (g->n == g->cap) {
-		size_t cap = g->cap ? g->cap * 2 : 16;
-		struct row *r = realloc(g->rows, cap * sizeof *r);
-		if (!r) {
-			free(key);
-			return NULL;
-		}
-		g->rows = r;
-		g->cap = cap;
+	struct row *rows = grow_array(g->rows, &g->cap, g->n + 1, sizeof *rows, 16);
+	if (!rows) {
+		free(key);
+		return NULL;
 	}
+	g->rows = rows;
 	struct row *r = &g->rows[g->n];
 	*r = (struct row){ .key = key };
 	g->index[j] = ++g->n;
@@ -137,14 +134,10 @@ static struct session *find_session(struct log_summary *s, const char *id)
 	for (size_t i = s->n; i-- > 0;) /* the last one is the likeliest */
 		if (strcmp(s->s[i].id, id) == 0)
 			return &s->s[i];
-	if (s->n == s->cap) {
-		size_t cap = s->cap ? s->cap * 2 : 8;
-		struct session *p = realloc(s->s, cap * sizeof *p);
-		if (!p)
-			return NULL;
-		s->s = p;
-		s->cap = cap;
-	}
+	struct session *p = grow_array(s->s, &s->cap, s->n + 1, sizeof *p, 8);
+	if (!p)
+		return NULL;
+	s->s = p;
 	struct session *x = &s->s[s->n];
 	*x = (struct session){ .id = strdup(id) };
 	if (!x->id)
