@@ -15,7 +15,6 @@
  */
 static char *rule_item(const struct policy_rule *r)
 {
-	static const char *const actions[] = { "read", "write", "exec" };
 	char *buf = NULL;
 	size_t len = 0;
 	FILE *f = open_memstream(&buf, &len);
@@ -34,9 +33,9 @@ static char *rule_item(const struct policy_rule *r)
 		if (r->actions != POLICY_FILE_ALL) {
 			bool one = (r->actions & (r->actions - 1)) == 0;
 			const char *sep = one ? ", action: " : ", action: [";
-			for (unsigned i = 0; i < 3; i++)
+			for (unsigned i = 0; i < POLICY_FILE_ACTIONS; i++)
 				if (r->actions & (1u << i)) {
-					fprintf(f, "%s%s", sep, actions[i]);
+					fprintf(f, "%s%s", sep, policy_file_action_name(1u << i));
 					sep = ", ";
 				}
 			if (!one)
@@ -297,7 +296,6 @@ static void command_remains(struct suggest *sg, const struct policy_rule *r, siz
 /* one_path() rule r (at at): per action the log said yes to, a regex rule for any other path below it. */
 static void file_remains(struct suggest *sg, const struct policy_rule *r, size_t at, const char **w)
 {
-	static const char *const names[] = { "read", "write", "exec" };
 	const struct policy_image *img = sg->c[at].img;
 	const char *ws = sg->workspace ? sg->workspace : "/";
 	size_t pl = strlen(r->path);
@@ -307,7 +305,7 @@ static void file_remains(struct suggest *sg, const struct policy_rule *r, size_t
 	char *abs = !rel ? NULL
 		    : rel[0] == '/' ? strdup(rel)
 		    : suggest_join(rel[0] == '~' ? sg->home : ws, rel + 2);
-	for (unsigned b = 0; b < 3 && abs; b++) {
+	for (unsigned b = 0; b < POLICY_FILE_ACTIONS && abs; b++) {
 		unsigned bit = 1u << b;
 		size_t n = 0;
 		for (size_t i = 0; i < sg->na; i++) {
@@ -319,7 +317,8 @@ static void file_remains(struct suggest *sg, const struct policy_rule *r, size_t
 		if (!n)
 			continue;
 		/* the path itself or below it: lit + ( "" | "/" ... ), less the words */
-		char *tail = suggest_format(", action: %s, match: regex }", names[b]);
+		char *tail = suggest_format(", action: %s, match: regex }",
+					    policy_file_action_name(bit));
 		char *item = tail ? residual_item("file: { path: ", abs, w, n, true, tail) : NULL;
 		free(tail);
 		if (item)

@@ -309,7 +309,6 @@ static void put_unnamed(FILE *f, const struct suggest *sg)
 /* Writes the whole policy to f. */
 void suggest_put_policy(FILE *f, struct suggest *sg, const char *filter)
 {
-	static const char *const lists[POLICY_LIST_MAX] = { "deny", "ask", "allow" };
 	bool carried = false;
 	for (size_t k = 0; k < sg->nc && !carried; k++)
 		carried = !sg->c[k].contra;
@@ -322,7 +321,7 @@ void suggest_put_policy(FILE *f, struct suggest *sg, const char *filter)
 			if ((int)sg->r[i].list != l)
 				continue;
 			if (first)
-				fprintf(f, "\n%s:\n", lists[l]);
+				fprintf(f, "\n%s:\n", policy_list_name((enum policy_list)l));
 			first = false;
 			put_rule(f, &sg->r[i]);
 		}

@@ -12,9 +12,6 @@
 #include "launcher/log/logread.h"
 #include "launcher/suggest/suggest.h"
 
-static const char *const by_names[BY_MAX] = { "policy", "human", "session", "default", "timeout",
-					      NULL };
-
 /* "LOG:LINE: message, skipped" on stderr. */
 static void bad_line(struct suggest *sg, unsigned long line, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
@@ -52,10 +49,8 @@ void suggest_action_free(struct action *a)
 
 static enum by by_of(const char *s)
 {
-	for (int i = 0; i < BY_OTHER; i++)
-		if (s && strcmp(s, by_names[i]) == 0)
-			return (enum by)i;
-	return s ? BY_OTHER : BY_POLICY;
+	int by = channel_decided_by_parse(s);
+	return by >= 0 ? (enum by)by : s ? BY_OTHER : BY_POLICY;
 }
 
 /* The session's entry, added when new. */
@@ -222,15 +217,13 @@ static void note_session(struct suggest *sg, struct session *x, json_object *ev,
 static int outcome(struct suggest *sg, const char *decision, unsigned long line,
 		   enum policy_decision *d)
 {
-	if (!decision || (strcmp(decision, "allow") != 0 && strcmp(decision, "deny") != 0 &&
-			  strcmp(decision, "ask") != 0)) {
+	int v = policy_decision_parse(decision);
+	if (v < 0) {
 		bad_line(sg, line, "the decision is %s%s%s, not allow, deny or ask",
 			 decision ? "'" : "", decision ? decision : "missing", decision ? "'" : "");
 		return -1;
 	}
-	*d = strcmp(decision, "allow") == 0 ? POLICY_ALLOW
-	     : strcmp(decision, "ask") == 0 ? POLICY_ASK
-					    : POLICY_DENY;
+	*d = (enum policy_decision)v;
 	return 0;
 }
 
@@ -240,11 +233,7 @@ static int file_action(struct suggest *sg, json_object *ev, const char *file, un
 {
 	const char *act = logread_str(ev, "action");
 	a->kind = K_FILE;
-	a->faction = !act ? 0
-		     : strcmp(act, "read") == 0  ? POLICY_FILE_READ
-		     : strcmp(act, "write") == 0 ? POLICY_FILE_WRITE
-		     : strcmp(act, "exec") == 0  ? POLICY_FILE_EXEC
-						 : 0;
+	a->faction = policy_file_action_parse(act);
 	if (!a->faction)
 		return bad_line(sg, line, "the file action is %s%s%s, not read, write or exec",
 				act ? "'" : "", act ? act : "missing", act ? "'" : ""), -1;

@@ -259,9 +259,7 @@ static char *file_item(const char *pattern, unsigned faction, const char *match)
 {
 	char *q = suggest_yaml_quoted(pattern);
 	char *item = q ? suggest_format("file: { path: %s, action: %s%s%s }", q,
-				faction == POLICY_FILE_READ    ? "read"
-				: faction == POLICY_FILE_WRITE ? "write"
-							       : "exec",
+				policy_file_action_name(faction),
 				match ? ", match: " : "", match ? match : "")
 		       : NULL;
 	free(q);

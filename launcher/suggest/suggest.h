@@ -8,6 +8,7 @@
 
 #include <json-c/json.h>
 
+#include "core/channel.h"
 #include "policy/policy.h"
 
 /*
@@ -24,8 +25,16 @@
 
 enum kind { K_EXEC = 0, K_FILE, K_NET, K_MAX };
 
-/* Who decided, as the log's decided_by names it. */
-enum by { BY_POLICY = 0, BY_HUMAN, BY_SESSION, BY_DEFAULT, BY_TIMEOUT, BY_OTHER, BY_MAX };
+/* Who decided, as the log's decided_by names it (core/channel.h's names), or another word. */
+enum by {
+	BY_POLICY = CHANNEL_BY_POLICY,
+	BY_HUMAN = CHANNEL_BY_HUMAN,
+	BY_SESSION = CHANNEL_BY_SESSION,
+	BY_DEFAULT = CHANNEL_BY_DEFAULT,
+	BY_TIMEOUT = CHANNEL_BY_TIMEOUT,
+	BY_OTHER = CHANNEL_DECIDED_BY_MAX,
+	BY_MAX
+};
 
 /* One distinct action of the log (identical events merged) and its recorded outcome. */
 struct action {

@@ -74,9 +74,7 @@ char *suggest_example_text(const struct action *a)
 			logread_put_word(g, a->args[i]);
 		}
 	} else if (a->kind == K_FILE) {
-		fprintf(g, "%s ", a->faction == POLICY_FILE_READ    ? "read"
-				  : a->faction == POLICY_FILE_WRITE ? "write"
-								    : "exec");
+		fprintf(g, "%s ", policy_file_action_name(a->faction));
 		logread_put_word(g, a->path);
 	} else {
 		fprintf(g, strchr(a->host, ':') ? "connect [%s]:%u" : "connect %s:%u", a->host, a->port);
