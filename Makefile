@@ -137,9 +137,9 @@ $(BUILD)/tests/test_seccomp: UNIT_EXTRA := $(LAUNCHER_LIBS)
 $(BUILD)/tests/test_audit: $(BUILD)/launcher/log/audit.o
 $(BUILD)/tests/test_audit: UNIT_EXTRA := $(BUILD)/launcher/log/audit.o $(LAUNCHER_LIBS)
 LOGREAD_OBJS := $(addprefix $(BUILD)/launcher/log/,logread.o audit.o)
-$(BUILD)/tests/test_logread: $(LOGREAD_OBJS)
+$(BUILD)/tests/test_logread: $(LOGREAD_OBJS) tests/unit/said.h
 $(BUILD)/tests/test_logread: UNIT_EXTRA := $(LOGREAD_OBJS) $(LAUNCHER_LIBS)
-$(BUILD)/tests/test_log_summary: $(LOGREAD_OBJS) $(BUILD)/launcher/log/log_summary.o
+$(BUILD)/tests/test_log_summary: $(LOGREAD_OBJS) $(BUILD)/launcher/log/log_summary.o tests/unit/said.h
 $(BUILD)/tests/test_log_summary: UNIT_EXTRA := $(LOGREAD_OBJS) $(BUILD)/launcher/log/log_summary.o \
 	$(LAUNCHER_LIBS)
 $(BUILD)/tests/test_vterm: $(BUILD)/launcher/approvals/vterm.o

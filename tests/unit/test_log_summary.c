@@ -14,22 +14,8 @@
 
 #include <json-c/json.h>
 
-#include "launcher/cli/launcher.h"
 #include "launcher/log/logread.h"
-
-/* airlock_err(), which the launcher's main.c defines: its messages, kept. */
-static char said[4096];
-
-void airlock_err(const char *fmt, ...)
-{
-	va_list ap;
-	size_t n = strlen(said);
-	va_start(ap, fmt);
-	vsnprintf(said + n, sizeof said - n, fmt, ap);
-	va_end(ap);
-	if (strlen(said) + 1 < sizeof said)
-		strcat(said, "\n");
-}
+#include "said.h"
 
 /* The summary of the log text (read as `airlock log` reads a file), printed; malloc'ed. */
 static char *summary_of(const char *text, const struct logread_filter *filter)

@@ -16,24 +16,8 @@
 
 #include <json-c/json.h>
 
-#include "launcher/cli/launcher.h"
 #include "launcher/log/logread.h"
-
-/* ---- airlock_err(), which the launcher's main.c defines: its messages, kept ---- */
-
-static char said[8192];
-
-void airlock_err(const char *fmt, ...)
-{
-	va_list ap;
-	size_t n = strlen(said);
-	va_start(ap, fmt);
-	vsnprintf(said + n, sizeof said - n, fmt, ap);
-	va_end(ap);
-	n = strlen(said);
-	if (n + 1 < sizeof said)
-		strcat(said, "\n");
-}
+#include "said.h"
 
 /* ---- reading lines ---------------------------------------------------------------- */
 
