@@ -320,10 +320,11 @@ static json_object *json_count(uint64_t n)
 static json_object *field_value(const struct event_field *f, const struct audit_event *ev,
 				int *absent)
 {
-	const char *base = group_of(ev, f->group), *p = base + f->offset;
+	const char *base = group_of(ev, f->group), *p;
 	*absent = 1;
 	if (!base)
-		return NULL;
+		return NULL; /* the event has none of this group's fields (NULL + offset is undefined) */
+	p = base + f->offset;
 	*absent = 0;
 	switch (f->kind) {
 	case FIELD_STRING: {
