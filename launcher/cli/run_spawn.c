@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -111,11 +112,19 @@ static int start_proxy(struct run *r, const struct sandbox_exec *ex, const sigse
 /* The child forked to run the sandbox's command ex (NULL: the agent alone, --no-sandbox). */
 static int fork_agent(struct run *r, const struct sandbox_exec *ex, const sigset_t *old)
 {
+	pid_t launcher = getpid();
 	r->child = fork();
 	if (r->child < 0)
 		return -errno;
 	if (r->child > 0)
 		return 0;
+	/*
+	 * The launcher's death (even SIGKILL) ends the agent, as bwrap's
+	 * --die-with-parent does for a sandbox: without a sandbox, the agent
+	 * itself (prctl(2) PR_SET_PDEATHSIG; the launcher may already be gone).
+	 */
+	if (!ex && (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != launcher))
+		_exit(RUN_EXIT_FAILED);
 	sigprocmask(SIG_SETMASK, old, NULL);
 	if (r->tty_slave >= 0 && agent_tty_take(r->tty_slave) < 0) {
 		fprintf(stderr, "airlock: run: cannot give the agent its terminal: %s\n",

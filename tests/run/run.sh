@@ -1146,6 +1146,29 @@ case_no_sandbox()
 	expect_log source=launcher event=session_start sandbox=none
 	expect_log source=shim file="$W/.env" decision=deny
 	done_check
+
+	# the agent itself dies with its launcher, even without bwrap's --die-with-parent
+	mark=airlock-nosandbox-mark-$$-$RUN_USER
+	rm -f "$W/ready-nsb"
+	arun_bg "$T/nsb.out" --headless --no-sandbox -- sh -c \
+		'echo > ready-nsb; exec python3 -c "import time; time.sleep(120)" '"$mark"
+	check "$p: --no-sandbox: kill -9 of airlock ends the agent within 3 s"
+	RC=- OUT="" ERR=""
+	if wait_file "$W/ready-nsb" 100; then
+		kill -9 "$BGPID"
+		wait "$BGPID" 2>/dev/null
+		i=0
+		while pgrep -f "$mark" >/dev/null && [ $i -lt 30 ]; do
+			sleep 0.1
+			i=$((i + 1))
+		done
+		left=$(pgrep -af "$mark")
+		[ -z "$left" ] || { _fail "still running after 3 s: $left"; pkill -9 -f "$mark"; }
+	else
+		_fail "the agent did not start"
+		kill -9 "$BGPID"
+	fi
+	done_check
 }
 
 case_doctor()
