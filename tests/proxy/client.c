@@ -133,10 +133,9 @@ static void nameserver(char *out, size_t cap)
 	fclose(f);
 }
 
-/* A hand-made DNS query for NAME's A record.  0 and the address in out, or -1. */
-static int raw_resolve(const char *name, char *out, size_t cap)
+/* Writes a DNS query for NAME's A record (RFC 1035 §4.1) into q; its length, or 0 when NAME does not fit. */
+static size_t dns_query(const char *name, unsigned char *q, size_t cap)
 {
-	unsigned char q[512], r[512];
 	size_t n = 0;
 	unsigned short id = (unsigned short)getpid();
 	q[n++] = id >> 8;
@@ -150,8 +149,8 @@ static int raw_resolve(const char *name, char *out, size_t cap)
 	while (*p) {
 		const char *dot = strchr(p, '.');
 		size_t l = dot ? (size_t)(dot - p) : strlen(p);
-		if (l == 0 || l > 63 || n + l + 6 > sizeof q)
-			return -1;
+		if (l == 0 || l > 63 || n + l + 6 > cap)
+			return 0;
 		q[n++] = l;
 		memcpy(q + n, p, l);
 		n += l;
@@ -160,7 +159,52 @@ static int raw_resolve(const char *name, char *out, size_t cap)
 	q[n++] = 0;
 	q[n++] = 0, q[n++] = 1; /* A */
 	q[n++] = 0, q[n++] = 1; /* IN */
+	return n;
+}
 
+/* The first A record of answer r (m bytes) to query q (n bytes), as text in out.  0, or -1. */
+static int dns_first_a(const unsigned char *q, size_t n, const unsigned char *r, size_t m, char *out,
+		       size_t cap)
+{
+	if (m < 12 || r[0] != q[0] || r[1] != q[1]) {
+		printf("dns: bad answer\n");
+		return -1;
+	}
+	int rcode = r[3] & 0x0f, an = r[6] << 8 | r[7];
+	if (rcode != 0 || an == 0) {
+		printf("dns: rcode %d, %d answers\n", rcode, an);
+		return -1;
+	}
+	size_t i = n; /* the question is echoed: answers follow it */
+	for (int k = 0; k < an && i + 12 <= m; k++) {
+		if ((r[i] & 0xc0) == 0xc0)
+			i += 2;
+		else {
+			while (i < m && r[i])
+				i += r[i] + 1;
+			i++;
+		}
+		if (i + 10 > m)
+			break;
+		int type = r[i] << 8 | r[i + 1], rdlen = r[i + 8] << 8 | r[i + 9];
+		i += 10;
+		if (type == 1 && rdlen == 4 && i + 4 <= m) {
+			inet_ntop(AF_INET, r + i, out, cap);
+			return 0;
+		}
+		i += rdlen;
+	}
+	printf("dns: no A record\n");
+	return -1;
+}
+
+/* A hand-made DNS query for NAME's A record to resolv.conf's server.  0 and the address in out, or -1. */
+static int raw_resolve(const char *name, char *out, size_t cap)
+{
+	unsigned char q[512], r[512];
+	size_t n = dns_query(name, q, sizeof q);
+	if (n == 0)
+		return -1;
 	char ns[64];
 	nameserver(ns, sizeof ns);
 	printf("nameserver: %s\n", ns);
@@ -179,36 +223,7 @@ static int raw_resolve(const char *name, char *out, size_t cap)
 	}
 	ssize_t m = recv(fd, r, sizeof r, 0);
 	close(fd);
-	if (m < 12 || r[0] != q[0] || r[1] != q[1]) {
-		printf("dns: bad answer\n");
-		return -1;
-	}
-	int rcode = r[3] & 0x0f, an = r[6] << 8 | r[7];
-	if (rcode != 0 || an == 0) {
-		printf("dns: rcode %d, %d answers\n", rcode, an);
-		return -1;
-	}
-	size_t i = n; /* the question is echoed: answers follow it */
-	for (int k = 0; k < an && i + 12 <= (size_t)m; k++) {
-		if ((r[i] & 0xc0) == 0xc0)
-			i += 2;
-		else {
-			while (i < (size_t)m && r[i])
-				i += r[i] + 1;
-			i++;
-		}
-		if (i + 10 > (size_t)m)
-			break;
-		int type = r[i] << 8 | r[i + 1], rdlen = r[i + 8] << 8 | r[i + 9];
-		i += 10;
-		if (type == 1 && rdlen == 4 && i + 4 <= (size_t)m) {
-			inet_ntop(AF_INET, r + i, out, cap);
-			return 0;
-		}
-		i += rdlen;
-	}
-	printf("dns: no A record\n");
-	return -1;
+	return dns_first_a(q, n, r, m > 0 ? (size_t)m : 0, out, cap);
 }
 
 int main(int argc, char **argv)
