@@ -96,7 +96,11 @@ struct proxy;
 struct proxy *proxy_new(const struct proxy_listener *l, size_t n, const struct proxy_options *opt,
 			char *err, size_t errlen);
 
-/* An fd readable when proxy_dispatch() has work (for poll(2)). */
+/*
+ * An fd readable when proxy_dispatch() has work, for the caller's poll(2):
+ * the event loop's loop_fd() (proxy/loop.h), which proxy_dispatch() re-arms
+ * before it returns.
+ */
 int proxy_fd(const struct proxy *p);
 
 /* Milliseconds until the next timeout check, or -1. */
