@@ -37,7 +37,6 @@ static const char **refused_groups(const struct policy *p)
 int run_log_start(struct audit_log *log, const char *program, const struct policy_source *src,
 		  const struct sandbox_report *rep, bool no_sandbox)
 {
-	static const char *const networks[POLICY_NETWORK_MODE_MAX] = { "proxy", "none", "host" };
 	struct audit_session_start start = { .program = program, .policy = src->name,
 					     .workspace = src->workspace, .sandbox = "none" };
 	char message[PATH_MAX + 128];
@@ -46,7 +45,7 @@ int run_log_start(struct audit_log *log, const char *program, const struct polic
 		if (!(groups = refused_groups(src->policy)))
 			return -ENOMEM;
 		start.sandbox = "bubblewrap";
-		start.network = networks[src->policy->sandbox.network];
+		start.network = policy_network_mode_name(src->policy->sandbox.network);
 		start.masked = rep->masks;
 		start.masks_capped = rep->masks_capped;
 		start.seccomp = groups;

@@ -1,4 +1,4 @@
-/* fuzz_sniff.c — libFuzzer target for proxy/sniff.c and proxy/addr.c: byte 0 picks the parser, byte 1 the chunk size; fed whole and in growing prefixes. */
+/* fuzz_sniff.c — libFuzzer target for proxy/sniff*.c and proxy/addr.c: byte 0 picks the parser, byte 1 the chunk size; fed whole and in growing prefixes. */
 #include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
