@@ -147,11 +147,6 @@ const char *channel_decided_by_name(enum channel_decided_by d);
  * "default", "timeout": the audit log's `decided_by`), or -1 (s NULL too).
  */
 int channel_decided_by_parse(const char *s);
-/*
- * The enum channel_decided_by named s ("policy", "human", "session",
- * "default", "timeout": the audit log's `decided_by`), or -1 (s NULL too).
- */
-int channel_decided_by_parse(const char *s);
 
 /* ---- Encode / decode: no allocation, no locks, async-signal-safe ---------- */
 
