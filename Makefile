@@ -166,6 +166,8 @@ $(BUILD)/tests/test_sandbox: UNIT_EXTRA := $(SANDBOX_OBJS) $(BUILD)/libairlock-c
 # The PATH search against execvp(3) and the launcher's canon_program() (the shim's is the same search).
 $(BUILD)/tests/test_pathsearch: $(BUILD)/launcher/cli/program.o
 $(BUILD)/tests/test_pathsearch: UNIT_EXTRA := $(BUILD)/launcher/cli/program.o $(BUILD)/libairlock-core.a
+# The policies test_decide and test_describe share.
+$(BUILD)/tests/test_decide $(BUILD)/tests/test_describe: tests/unit/decide_policies.h
 
 # Test helpers that play other parts (the launcher's channel server, an image compiler).
 $(BUILD)/tests/%: tests/support/%.c $(BUILD)/libairlock-policy.a $(BUILD)/libairlock-core.a

@@ -222,7 +222,7 @@ if ! grep -qF 'file "./**"' "$TMP/out"; then pass "--workspace DIR: the launch d
 expect "--workspace on a missing directory exits 2" 2 check --workspace "$TMP/nonexistent" exec ls
 
 # ---- the AgentGuard example policy --------------------------------------------------------
-AG="$ROOT/tests/data/policies/agentguard.yaml" # the one copy; test_decide.c and test_load.c use it too
+AG="$ROOT/tests/data/policies/agentguard.yaml" # the one copy; the unit tests use it too
 expect "the AgentGuard example policy loads unchanged" 0 check --policy "$AG"
 has_re "the AgentGuard policy has its 19 rules" out ': ok, 19 rules$'
 P="--policy $AG"
