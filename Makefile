@@ -154,7 +154,7 @@ HUB_OBJS := $(addprefix $(BUILD)/launcher/,approvals/control.o approvals/control
 	approvals/control_lines.o approvals/hub.o approvals/flood.o \
 	approvals/approve.o approvals/events.o approvals/prompt.o approvals/redecide.o \
 	log/audit.o)
-$(BUILD)/tests/test_control $(BUILD)/tests/test_flood $(BUILD)/tests/test_approve: $(HUB_OBJS)
+$(BUILD)/tests/test_control $(BUILD)/tests/test_flood $(BUILD)/tests/test_approve: $(HUB_OBJS) tests/unit/hub_fixture.h
 $(BUILD)/tests/test_control $(BUILD)/tests/test_flood $(BUILD)/tests/test_approve: UNIT_EXTRA := $(HUB_OBJS) \
 	$(BUILD)/libairlock-proxy.a $(BUILD)/libairlock-core.a $(BUILD)/libairlock-policy.a \
 	$(LAUNCHER_LIBS)

@@ -69,23 +69,7 @@ cp "$HOSTILE" "$W/hostile.py" # read inside the sandbox too
 # no XDG_RUNTIME_DIR).
 if [ "$(id -u)" = 0 ]; then CTL_BASE=/run/airlock; else CTL_BASE=/tmp/airlock-$(id -u); fi
 
-ask_policy()
-{
-	write_policy ask.yaml <<'EOF'
-version: 1
-default: {exec: allow, read: allow, write: allow, connect: deny}
-ask:
-  - file: { path: "./asked/**", action: write }
-    reason: writes under asked/ wait for a human
-EOF
-}
-
-fresh_asked()
-{
-	rm -rf "${W:?}/asked"
-	mkdir -p "$W/asked"
-	[ -z "$AS" ] || chown -R "$RUN_USER" "$W/asked"
-}
+# ask_policy and fresh_asked come from tests/run/lib.sh
 
 # agent_script BODY: an agent that waits for ./go (made once the outside is ready), then BODY.
 agent_script()

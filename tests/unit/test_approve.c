@@ -7,6 +7,7 @@
  * away; malformed datagrams logged FLOOD_BURST a second.
  */
 #include "testutil.h"
+#include "hub_fixture.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -39,16 +40,8 @@ static const char policy_text[] = "version: 1\n"
 				  "  - command: ls\n";
 
 struct fixture {
-	char dir[64];
-	char log_path[PATH_MAX];
-	char sock_path[PATH_MAX];
-	char chan_path[PATH_MAX];
+	struct hub_fixture h;
 	struct test_policy pol;
-	struct audit_log *log;
-	struct hub hub;
-	struct control *control;
-	struct approvals *approvals;
-	int listen_fd;
 	int human; /* a control client that attached, or -1 */
 	char *seen; /* what the human's client got so far (malloc'ed) */
 	size_t nseen;
@@ -61,22 +54,8 @@ struct fixture {
 static int setup(void **state)
 {
 	struct fixture *f = calloc(1, sizeof *f);
-	char err[512];
-	snprintf(f->dir, sizeof f->dir, "/tmp/airlock-test-approve.XXXXXX");
-	assert_non_null(mkdtemp(f->dir));
-	snprintf(f->log_path, sizeof f->log_path, "%s/audit.jsonl", f->dir);
-	snprintf(f->sock_path, sizeof f->sock_path, "%s/s.control", f->dir);
-	snprintf(f->chan_path, sizeof f->chan_path, "%s/channel", f->dir);
 	test_policy_build(&f->pol, policy_text);
-	f->log = audit_open(f->log_path, "0123456789abcdef", err, sizeof err);
-	assert_non_null(f->log);
-	assert_int_equal(hub_init(&f->hub, f->log), 0);
-	struct control_info info = { "0123456789abcdef", "agent", f->log_path, 60, true };
-	f->control = control_new(f->sock_path, &info, &hub_control_ops, &f->hub, err, sizeof err);
-	assert_non_null(f->control);
-	hub_set_control(&f->hub, f->control);
-	f->listen_fd = channel_listen(f->chan_path);
-	assert_true(f->listen_fd >= 0);
+	hub_fixture_open(&f->h, "approve", "agent");
 	f->human = -1;
 	*state = f;
 	return 0;
@@ -85,13 +64,10 @@ static int setup(void **state)
 /* The channel server as `airlock run --headless [--default-allow]` makes it. */
 static void start(struct fixture *f, bool default_allow, unsigned ask_timeout)
 {
-	char err[512];
-	struct approve_options ao = { .mode = APPROVE_HEADLESS, .default_allow = default_allow,
-				      .ask_timeout = ask_timeout, .img = f->pol.img, .log = f->log,
-				      .control = f->control, .pty = -1 };
-	f->approvals = approve_new(f->listen_fd, &ao, err, sizeof err);
-	assert_non_null(f->approvals);
-	f->hub.approvals = f->approvals;
+	hub_fixture_start(&f->h, (struct approve_options){ .mode = APPROVE_HEADLESS,
+							   .default_allow = default_allow,
+							   .ask_timeout = ask_timeout,
+							   .img = f->pol.img, .pty = -1 });
 }
 
 static int teardown(void **state)
@@ -99,16 +75,8 @@ static int teardown(void **state)
 	struct fixture *f = *state;
 	if (f->human >= 0)
 		close(f->human);
-	approve_free(f->approvals);
-	hub_release(&f->hub);
-	control_free(f->control);
-	audit_close(f->log);
-	close(f->listen_fd);
+	hub_fixture_close(&f->h);
 	test_policy_free(&f->pol);
-	unlink(f->chan_path);
-	unlink(f->log_path);
-	unlink(f->sock_path);
-	rmdir(f->dir);
 	free(f->seen);
 	free(f);
 	return 0;
@@ -118,23 +86,18 @@ static int teardown(void **state)
 
 static void round_(struct fixture *f)
 {
-	control_dispatch(f->control);
-	approve_dispatch(f->approvals);
-	hub_tick(&f->hub);
+	hub_fixture_round(&f->h);
 }
 
 static void rounds(struct fixture *f, int n)
 {
-	for (int i = 0; i < n; i++) {
-		round_(f);
-		usleep(2000);
-	}
+	hub_fixture_rounds(&f->h, n);
 }
 
 /* A shim's connection, non-blocking so a test can see that no answer came. */
 static int shim(struct fixture *f)
 {
-	int fd = channel_connect(f->chan_path);
+	int fd = channel_connect(f->h.chan_path);
 	assert_true(fd >= 0);
 	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
 	rounds(f, 2);
@@ -144,13 +107,13 @@ static int shim(struct fixture *f)
 /* A human on the control socket: asks wait for it while it is attached. */
 static void attach_human(struct fixture *f)
 {
-	f->human = control_connect(f->sock_path);
+	f->human = control_connect(f->h.sock_path);
 	assert_true(f->human >= 0);
 	rounds(f, 2);
 	const char *line = "{\"type\":\"attach\"}\n";
 	assert_int_equal(write(f->human, line, strlen(line)), (ssize_t)strlen(line));
 	rounds(f, 3);
-	assert_int_equal(control_attached(f->control), 1);
+	assert_int_equal(control_attached(f->h.control), 1);
 }
 
 /* Reads what the human's client was sent into f->seen. */
@@ -293,7 +256,7 @@ static pid_t other_process_asks(struct fixture *f, const char *const *argv)
 					 .argc = argc },
 				   ans;
 		static uint8_t buf[CHANNEL_MAX_MSG];
-		int r = channel_ask_path(f->chan_path, &m, &ans, buf, sizeof buf);
+		int r = channel_ask_path(f->h.chan_path, &m, &ans, buf, sizeof buf);
 		_exit(r < 0 ? 99 : (int)ans.decision * 10 + (int)ans.decided_by);
 	}
 	return pid;
@@ -316,7 +279,7 @@ static int child_answer(struct fixture *f, pid_t pid, int max_rounds)
 /* Lines of the log whose field key has value (NULL: any), and holding needle (NULL: any). */
 static int log_count(const struct fixture *f, const char *key, const char *value, const char *needle)
 {
-	FILE *fp = fopen(f->log_path, "r");
+	FILE *fp = fopen(f->h.log_path, "r");
 	char *line = NULL;
 	size_t cap = 0;
 	int n = 0;
@@ -337,7 +300,7 @@ static int log_count(const struct fixture *f, const char *key, const char *value
 /* The last line of the log, parsed (json_object_put it). */
 static json_object *last_event(const struct fixture *f)
 {
-	FILE *fp = fopen(f->log_path, "r");
+	FILE *fp = fopen(f->h.log_path, "r");
 	char *line = NULL, *last = NULL;
 	size_t cap = 0;
 	assert_non_null(fp);
@@ -432,7 +395,7 @@ static void test_events_redecided(void **state)
 		*(strcmp(e->decision, "allow") == 0 ? &allow : &deny) += 1;
 	}
 	struct approve_counts c;
-	approve_counts(f->approvals, &c);
+	approve_counts(f->h.approvals, &c);
 	assert_int_equal(c.allow, allow);
 	assert_int_equal(c.deny, deny);
 	close(fd);
@@ -501,7 +464,7 @@ static void test_ask_headless_deny(void **state)
 	assert_field(o, "decided_by", "default");
 	json_object_put(o);
 	struct approve_counts c;
-	approve_counts(f->approvals, &c);
+	approve_counts(f->h.approvals, &c);
 	assert_int_equal(c.asked, 1);
 	assert_int_equal(c.deny, 1);
 	assert_int_equal(c.pending, 0);
@@ -533,7 +496,7 @@ static void test_ask_connect_headless(void **state)
 {
 	struct fixture *f = *state;
 	start(f, true, 60);
-	assert_int_equal(approve_ask_connect(f->approvals, "example.com", 443, -1, done, f), 0);
+	assert_int_equal(approve_ask_connect(f->h.approvals, "example.com", 443, -1, done, f), 0);
 	assert_int_equal(f->done_calls, 1);
 	assert_int_equal(f->done_decision, POLICY_ALLOW);
 	assert_string_equal(f->done_by, "default");
@@ -547,7 +510,7 @@ static void test_ask_human(void **state)
 	ask_push(f, fd, 5, git_push);
 	assert_no_answer(f, fd);
 	struct approve_counts c;
-	approve_counts(f->approvals, &c);
+	approve_counts(f->h.approvals, &c);
 	assert_int_equal(c.pending, 1);
 	human_reads(f);
 	assert_non_null(strstr(f->seen, "\"what\":\"exec /usr/bin/git push origin\""));
@@ -597,9 +560,9 @@ static void test_recent_answer(void **state)
 	pid_t child = other_process_asks(f, git_push);
 	assert_int_equal(child_answer(f, child, 20), -1); /* waits */
 	struct approve_counts c;
-	approve_counts(f->approvals, &c);
+	approve_counts(f->h.approvals, &c);
 	assert_int_equal(c.pending, 2);
-	approve_end(f->approvals); /* the session ends: both denied by default */
+	approve_end(f->h.approvals); /* the session ends: both denied by default */
 	assert_int_equal(child_answer(f, child, 200), POLICY_DENY * 10 + CHANNEL_BY_DEFAULT);
 	assert_answer(f, fd, 7, POLICY_DENY, CHANNEL_BY_DEFAULT);
 	close(fd);
@@ -612,12 +575,12 @@ static void test_ask_timeout(void **state)
 	int fd = with_human(f, 1);
 	ask_push(f, fd, 5, git_push);
 	assert_no_answer(f, fd);
-	int left = approve_timeout_ms(f->approvals);
+	int left = approve_timeout_ms(f->h.approvals);
 	assert_true(left > 0 && left <= 1000);
 	usleep(1100 * 1000);
 	assert_answer(f, fd, 5, POLICY_DENY, CHANNEL_BY_TIMEOUT);
 	assert_int_equal(log_count(f, "decided_by", "timeout", NULL), 1);
-	assert_int_equal(approve_timeout_ms(f->approvals), -1);
+	assert_int_equal(approve_timeout_ms(f->h.approvals), -1);
 	close(fd);
 }
 
@@ -651,7 +614,7 @@ static void test_bound_per_process(void **state)
 	}
 	assert_no_answer(f, fd);
 	struct approve_counts c;
-	approve_counts(f->approvals, &c);
+	approve_counts(f->h.approvals, &c);
 	assert_int_equal(c.pending, APPROVE_MAX_ASKS_PER_PROCESS);
 	ask_push(f, fd, 100, git_push);
 	assert_answer(f, fd, 100, POLICY_DENY, CHANNEL_BY_DEFAULT);
@@ -661,7 +624,7 @@ static void test_bound_per_process(void **state)
 	assert_field_has(o, "message", "refused at once: this process already has 16 asks waiting "
 				       "(the bound per process)");
 	json_object_put(o);
-	approve_counts(f->approvals, &c);
+	approve_counts(f->h.approvals, &c);
 	assert_int_equal(c.pending, APPROVE_MAX_ASKS_PER_PROCESS);
 	assert_int_equal(c.asked, APPROVE_MAX_ASKS_PER_PROCESS + 1);
 	/* another process is not crowded out */
@@ -683,7 +646,7 @@ static void test_asker_goes_away(void **state)
 	close(fd);
 	rounds(f, 3);
 	struct approve_counts c;
-	approve_counts(f->approvals, &c);
+	approve_counts(f->h.approvals, &c);
 	assert_int_equal(c.pending, 0);
 	assert_int_equal(log_count(f, "decided_by", "default",
 				   "the asking process went away before an answer"), 2);

@@ -27,6 +27,7 @@
 
 #include <json-c/json.h>
 
+#include "hub_fixture.h"
 #include "launcher/approvals/control.h"
 #include "launcher/approvals/flood.h"
 #include "launcher/approvals/hub.h"
@@ -35,15 +36,7 @@
 #include "core/channel.h"
 
 struct fixture {
-	char dir[64];
-	char log_path[PATH_MAX];
-	char sock_path[PATH_MAX];
-	char chan_path[PATH_MAX];
-	struct audit_log *log;
-	struct hub hub;
-	struct control *control;
-	struct approvals *approvals;
-	int chan_fd;
+	struct hub_fixture h;
 	/* the proxy-style asks' answers */
 	int done_calls;
 	enum policy_decision done_decision;
@@ -52,26 +45,9 @@ struct fixture {
 static int setup(void **state)
 {
 	struct fixture *f = calloc(1, sizeof *f);
-	char err[512];
-	snprintf(f->dir, sizeof f->dir, "/tmp/airlock-test-control.XXXXXX");
-	assert_non_null(mkdtemp(f->dir));
-	snprintf(f->log_path, sizeof f->log_path, "%s/audit.jsonl", f->dir);
-	snprintf(f->sock_path, sizeof f->sock_path, "%s/s.control", f->dir);
-	snprintf(f->chan_path, sizeof f->chan_path, "%s/channel", f->dir);
-	f->log = audit_open(f->log_path, "0123456789abcdef", err, sizeof err);
-	assert_non_null(f->log);
-	assert_int_equal(hub_init(&f->hub, f->log), 0);
-	struct control_info info = { "0123456789abcdef", "agent --flag", f->log_path, 60, true };
-	f->control = control_new(f->sock_path, &info, &hub_control_ops, &f->hub, err, sizeof err);
-	assert_non_null(f->control);
-	hub_set_control(&f->hub, f->control);
-	f->chan_fd = channel_listen(f->chan_path);
-	assert_true(f->chan_fd >= 0);
-	struct approve_options ao = { .mode = APPROVE_HEADLESS, .ask_timeout = 60, .log = f->log,
-				      .control = f->control, .pty = -1 };
-	f->approvals = approve_new(f->chan_fd, &ao, err, sizeof err);
-	assert_non_null(f->approvals);
-	f->hub.approvals = f->approvals;
+	hub_fixture_open(&f->h, "control", "agent --flag");
+	hub_fixture_start(&f->h, (struct approve_options){ .mode = APPROVE_HEADLESS,
+							   .ask_timeout = 60, .pty = -1 });
 	*state = f;
 	return 0;
 }
@@ -79,38 +55,24 @@ static int setup(void **state)
 static int teardown(void **state)
 {
 	struct fixture *f = *state;
-	approve_free(f->approvals);
-	hub_release(&f->hub);
-	control_free(f->control);
-	audit_close(f->log);
-	close(f->chan_fd);
-	unlink(f->chan_path);
-	unlink(f->log_path);
-	unlink(f->sock_path);
-	rmdir(f->dir);
+	hub_fixture_close(&f->h);
 	free(f);
 	return 0;
 }
 
-/* One round of the launcher's loop. */
 static void round_(struct fixture *f)
 {
-	control_dispatch(f->control);
-	approve_dispatch(f->approvals);
-	hub_tick(&f->hub);
+	hub_fixture_round(&f->h);
 }
 
 static void rounds(struct fixture *f, int n)
 {
-	for (int i = 0; i < n; i++) {
-		round_(f);
-		usleep(2000);
-	}
+	hub_fixture_rounds(&f->h, n);
 }
 
 static int client(struct fixture *f)
 {
-	int fd = control_connect(f->sock_path);
+	int fd = control_connect(f->h.sock_path);
 	assert_true(fd >= 0);
 	rounds(f, 3); /* accepted, hello sent */
 	return fd;
@@ -143,7 +105,7 @@ static char *drain(int fd, size_t *len)
 /* How many lines of the audit log hold needle. */
 static int log_count(const struct fixture *f, const char *needle)
 {
-	FILE *fp = fopen(f->log_path, "r");
+	FILE *fp = fopen(f->h.log_path, "r");
 	char *line = NULL;
 	size_t cap = 0;
 	int n = 0;
@@ -162,7 +124,7 @@ static int log_count(const struct fixture *f, const char *needle)
 /* The pid field of every line holding needle is this process's. */
 static void log_pids_are_mine(const struct fixture *f, const char *needle)
 {
-	FILE *fp = fopen(f->log_path, "r");
+	FILE *fp = fopen(f->h.log_path, "r");
 	char *line = NULL, want[32];
 	size_t cap = 0;
 	snprintf(want, sizeof want, "\"pid\":%d,", (int)getpid());
@@ -191,10 +153,10 @@ static void test_two_bad_lines_then_close(void **state)
 	int fd = client(f);
 	send_text(fd, "{\"type\":\"attach\"}\n");
 	rounds(f, 3);
-	assert_int_equal(control_attached(f->control), 1);
+	assert_int_equal(control_attached(f->h.control), 1);
 	close(fd);
 	rounds(f, 3);
-	assert_int_equal(control_attached(f->control), 0);
+	assert_int_equal(control_attached(f->h.control), 0);
 	/* one pid sent them all: FLOOD_BURST logged, the rest summarised */
 	assert_true(log_count(f, "not a JSON object") >= FLOOD_BURST);
 	log_pids_are_mine(f, "not a JSON object");
@@ -216,11 +178,11 @@ static void test_answer_then_close(void **state)
 		int fd = client(f);
 		send_text(fd, "{\"type\":\"attach\"}\n");
 		rounds(f, 2);
-		assert_int_equal(control_attached(f->control), 1);
+		assert_int_equal(control_attached(f->h.control), 1);
 		f->done_calls = 0;
 		char host[32];
 		snprintf(host, sizeof host, "h%d.example.com", k); /* not the last answer's again */
-		assert_int_equal(approve_ask_connect(f->approvals, host, 443, -1, done, f), 0);
+		assert_int_equal(approve_ask_connect(f->h.approvals, host, 443, -1, done, f), 0);
 		assert_int_equal(f->done_calls, 0); /* waits: a client is attached */
 		char *got = drain(fd, NULL);
 		const char *id = strstr(got, "\"type\":\"ask\",\"id\":");
@@ -235,12 +197,12 @@ static void test_answer_then_close(void **state)
 			/* the launcher sends before it reads: the send finds the client gone */
 			struct audit_event ev = { .source = "launcher", .message = "x",
 						  .response_time_ms = -1 };
-			assert_int_equal(audit_write(f->log, &ev), 0);
+			assert_int_equal(audit_write(f->h.log, &ev), 0);
 		}
 		rounds(f, 3);
 		assert_int_equal(f->done_calls, 1);
 		assert_int_equal(f->done_decision, POLICY_ALLOW);
-		assert_int_equal(control_attached(f->control), 0);
+		assert_int_equal(control_attached(f->h.control), 0);
 	}
 }
 
@@ -250,7 +212,7 @@ static void test_many_leave_in_one_round(void **state)
 	struct fixture *f = *state;
 	int fds[40];
 	for (int i = 0; i < 40; i++) {
-		fds[i] = control_connect(f->sock_path);
+		fds[i] = control_connect(f->h.sock_path);
 		assert_true(fds[i] >= 0);
 		round_(f); /* the listen backlog is short */
 	}
@@ -260,7 +222,7 @@ static void test_many_leave_in_one_round(void **state)
 		close(fds[i]);
 	}
 	rounds(f, 4);
-	assert_int_equal(control_attached(f->control), 0);
+	assert_int_equal(control_attached(f->h.control), 0);
 }
 
 /* A flood of bad lines is logged FLOOD_BURST times, then summarised with the count. */
@@ -305,12 +267,12 @@ static void test_slow_client_kept(void **state)
 		struct audit_event ev = { .source = "shim", .pid = 7, .command = "/bin/echo",
 					  .args = args, .nargs = 1, .decision = "allow",
 					  .decided_by = "policy", .response_time_ms = -1 };
-		assert_int_equal(audit_write(f->log, &ev), 0);
+		assert_int_equal(audit_write(f->h.log, &ev), 0);
 	}
 	free(big);
-	assert_int_equal(approve_ask_connect(f->approvals, "slow.example", 443, -1, done, f), 0);
+	assert_int_equal(approve_ask_connect(f->h.approvals, "slow.example", 443, -1, done, f), 0);
 	rounds(f, 2);
-	assert_int_equal(control_attached(f->control), 1); /* not dropped */
+	assert_int_equal(control_attached(f->h.control), 1); /* not dropped */
 	/* read everything now: the ask is there, and a "skipped" line with the count */
 	char *all = NULL;
 	size_t total = 0;
@@ -345,7 +307,7 @@ static void test_huge_event_cut(void **state)
 	struct audit_event ev = { .source = "shim", .pid = 7, .command = "/bin/sh", .args = args,
 				  .nargs = 2, .decision = "deny", .decided_by = "policy",
 				  .response_time_ms = -1 };
-	assert_int_equal(audit_write(f->log, &ev), 0);
+	assert_int_equal(audit_write(f->h.log, &ev), 0);
 	rounds(f, 2);
 	size_t n;
 	char *got = drain(fd, &n);
@@ -368,7 +330,7 @@ static void test_huge_ask_cut(void **state)
 	char *big = malloc(70001);
 	memset(big, 'w', 70000);
 	big[70000] = '\0';
-	control_ask(f->control, 99, 1, big, big, NULL, NULL, 1000);
+	control_ask(f->h.control, 99, 1, big, big, NULL, NULL, 1000);
 	rounds(f, 2);
 	size_t n;
 	char *got = drain(fd, &n);
@@ -376,7 +338,7 @@ static void test_huge_ask_cut(void **state)
 	assert_non_null(strstr(got, "\"cut\":true"));
 	free(got);
 	free(big);
-	control_answered(f->control, 99, "deny", "default");
+	control_answered(f->h.control, 99, "deny", "default");
 	close(fd);
 	rounds(f, 2);
 }
@@ -399,7 +361,7 @@ static void test_out_of_fds(void **state)
 	assert_int_equal(setrlimit(RLIMIT_NOFILE, &low), 0);
 	int cfd[4];
 	for (int i = 0; i < 4; i++) {
-		cfd[i] = control_connect(f->sock_path);
+		cfd[i] = control_connect(f->h.sock_path);
 		assert_true(cfd[i] >= 0);
 	}
 	int fd;
@@ -407,7 +369,7 @@ static void test_out_of_fds(void **state)
 		fill[nfill++] = fd;
 	assert_int_equal(errno, EMFILE);
 	rounds(f, 2);
-	struct pollfd p = { control_fd(f->control), POLLIN, 0 };
+	struct pollfd p = { control_fd(f->h.control), POLLIN, 0 };
 	assert_int_equal(poll(&p, 1, 0), 0); /* nothing left to spin on */
 	for (int i = 0; i < 4; i++) {
 		char c;
@@ -436,7 +398,7 @@ static void test_end_with_clients(void **state)
 	send_text(a, "{\"type\":\"attach\"}\n");
 	rounds(f, 2);
 	close(b);
-	control_end(f->control, 3, 200);
+	control_end(f->h.control, 3, 200);
 	char *got = drain(a, NULL);
 	assert_non_null(strstr(got, "{\"type\":\"end\",\"status\":3}"));
 	free(got);
