@@ -55,7 +55,7 @@ enum run_ui { UI_HEADLESS, UI_PROMPT, UI_TUI };
 struct run {
 	struct run_opts o;
 	struct policy_source src;
-	struct session session;
+	struct session_dir session;
 	struct audit_log *log;
 	struct approvals *approvals;
 	char *program; /* owned */

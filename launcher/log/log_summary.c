@@ -7,7 +7,6 @@
 #include <string.h>
 
 #include "core/grow.h"
-#include "launcher/log/audit.h"
 #include "launcher/log/logread.h"
 
 /* Rows a group prints before "… N more". */
@@ -39,20 +38,15 @@ enum group_id {
 	G_MAX
 };
 
-struct session {
-	char *id;       /* owned */
-	char *first_ts; /* owned; the earliest timestamp seen */
-	char *agent;    /* owned; the program of the session_start event, or NULL */
-	char *workspace; /* owned; its workspace, or NULL */
-	char *policy;   /* owned; its policy, or NULL */
-	char *exit;     /* owned; the exit status of the session_end event, or NULL */
-	char *end_ts;   /* owned; the session-end event's timestamp; NULL: none seen */
+/* One session's block: what the log says of it, and its counts. */
+struct session_summary {
+	struct log_session about;
 	unsigned long allow, deny, asked;
 	struct group g[G_MAX];
 };
 
 struct log_summary {
-	struct session *s;
+	struct session_summary *s;
 	size_t n, cap;
 	bool oom; /* something could not be counted: said once at the end */
 };
@@ -129,55 +123,21 @@ struct log_summary *log_summary_new(void)
 	return calloc(1, sizeof(struct log_summary));
 }
 
-static struct session *find_session(struct log_summary *s, const char *id)
+static struct session_summary *find_session(struct log_summary *s, const char *id)
 {
 	for (size_t i = s->n; i-- > 0;) /* the last one is the likeliest */
-		if (strcmp(s->s[i].id, id) == 0)
+		if (strcmp(s->s[i].about.id, id) == 0)
 			return &s->s[i];
-	struct session *p = grow_array(s->s, &s->cap, s->n + 1, sizeof *p, 8);
+	struct session_summary *p = grow_array(s->s, &s->cap, s->n + 1, sizeof *p, 8);
 	if (!p)
 		return NULL;
 	s->s = p;
-	struct session *x = &s->s[s->n];
-	*x = (struct session){ .id = strdup(id) };
-	if (!x->id)
+	struct session_summary *x = &s->s[s->n];
+	*x = (struct session_summary){ .about.id = strdup(id) };
+	if (!x->about.id)
 		return NULL;
 	s->n++;
 	return x;
-}
-
-/* Replaces *slot with a copy of v; false when out of memory. */
-static bool set(char **slot, const char *v)
-{
-	char *c = strdup(v);
-	if (!c)
-		return false;
-	free(*slot);
-	*slot = c;
-	return true;
-}
-
-/* Copies ev's string field key into *slot when it has one; false when out of memory. */
-static bool set_field(char **slot, json_object *ev, const char *key)
-{
-	const char *v = logread_str(ev, key);
-	return !v || set(slot, v);
-}
-
-/* A launcher event (at time ts): the agent, workspace and policy from its start, the exit status from its end. */
-static bool note_launcher(struct session *x, json_object *ev, const char *ts)
-{
-	char exit[32];
-	long long status = logread_num(ev, "exit_status");
-	if (logread_is_event(ev, AUDIT_SESSION_START))
-		return set_field(&x->agent, ev, "program") && set_field(&x->workspace, ev, "workspace") &&
-		       set_field(&x->policy, ev, "policy");
-	if (!logread_is_event(ev, AUDIT_SESSION_END))
-		return true;
-	if (ts && !set(&x->end_ts, ts))
-		return false;
-	snprintf(exit, sizeof exit, "%lld", status);
-	return status < 0 || set(&x->exit, exit);
 }
 
 /* The text logread_put_what() prints for ev, malloc'ed, or NULL. */
@@ -197,7 +157,7 @@ static char *what_text(json_object *ev)
 }
 
 /* Counts one action (exec, file or connect) of session x; false when out of memory. */
-static bool note_action(struct session *x, json_object *ev, bool allow, bool deny)
+static bool note_action(struct session_summary *x, json_object *ev, bool allow, bool deny)
 {
 	const char *cmd = logread_str(ev, "command"), *file = logread_str(ev, "file");
 	const char *dst = logread_str(ev, "network_dst"), *action = logread_str(ev, "action");
@@ -240,17 +200,13 @@ void log_summary_add(void *ctx, json_object *ev, const char *line, size_t len,
 		     unsigned long lineno)
 {
 	struct log_summary *s = ctx;
-	const char *sid = logread_str(ev, "session_id"), *ts = logread_str(ev, "timestamp");
+	const char *sid = logread_str(ev, "session_id");
 	const char *decision = logread_str(ev, "decision"), *by = logread_str(ev, "decided_by");
 	(void)line, (void)len, (void)lineno;
-	struct session *x = find_session(s, sid ? sid : "-");
-	bool ok = x != NULL;
-	if (ok && ts && (!x->first_ts || strcmp(ts, x->first_ts) < 0))
-		ok = set(&x->first_ts, ts);
+	struct session_summary *x = find_session(s, sid ? sid : "-");
+	bool ok = x && log_session_note(&x->about, ev);
 	bool action = logread_str(ev, "command") || logread_str(ev, "file") ||
 		      logread_str(ev, "network_dst");
-	if (ok && !action)
-		ok = note_launcher(x, ev, ts);
 	bool allow = decision && strcmp(decision, "allow") == 0;
 	bool deny = decision && strcmp(decision, "deny") == 0;
 	bool asked = by && strcmp(by, "policy") != 0;
@@ -282,14 +238,8 @@ void log_summary_free(struct log_summary *s)
 	if (!s)
 		return;
 	for (size_t i = 0; i < s->n; i++) {
-		struct session *x = &s->s[i];
-		free(x->id);
-		free(x->first_ts);
-		free(x->agent);
-		free(x->workspace);
-		free(x->policy);
-		free(x->exit);
-		free(x->end_ts);
+		struct session_summary *x = &s->s[i];
+		log_session_free(&x->about);
 		for (int g = 0; g < G_MAX; g++)
 			group_free(&x->g[g]);
 	}
@@ -408,30 +358,31 @@ static void field(FILE *f, const char *label, const char *value)
 	fputc('\n', f);
 }
 
-static void print_session(FILE *f, struct session *x, bool color)
+static void print_session(FILE *f, struct session_summary *x, bool color)
 {
+	const struct log_session *a = &x->about;
 	long long t0, t1;
 	unsigned ms0, ms1;
 	fputs(color ? "\033[1msession " : "session ", f);
-	logread_put_text(f, x->id);
+	logread_put_text(f, a->id);
 	fputs(color ? "\033[0m\n" : "\n", f);
 	fprintf(f, "  %-10s ", "start");
-	logread_put_time(f, x->first_ts, true);
+	logread_put_time(f, a->first_ts, true);
 	fprintf(f, "\n  %-10s ", "end");
-	if (!x->end_ts) /* the last event is not the end: the session may still be running */
+	if (!a->end_ts) /* the last event is not the end: the session may still be running */
 		fputs("(no end event: running, or the launcher was killed)", f);
 	else {
-		logread_put_time(f, x->end_ts, true);
-		if (logread_time(x->first_ts, &t0, &ms0) == 0 &&
-		    logread_time(x->end_ts, &t1, &ms1) == 0)
+		logread_put_time(f, a->end_ts, true);
+		if (logread_time(a->first_ts, &t0, &ms0) == 0 &&
+		    logread_time(a->end_ts, &t1, &ms1) == 0)
 			fprintf(f, "  (%.3f s)",
 				(double)(t1 - t0) + ((double)ms1 - (double)ms0) / 1000.0);
 	}
 	fputc('\n', f);
-	field(f, "agent", x->agent);
-	field(f, "workspace", x->workspace);
-	field(f, "policy", x->policy);
-	field(f, "exit", x->exit);
+	field(f, "agent", a->agent);
+	field(f, "workspace", a->workspace);
+	field(f, "policy", a->policy);
+	field(f, "exit", a->exit);
 	fprintf(f, "  %-10s %lu: %lu allowed, %lu denied, %lu asked\n", "events",
 		x->allow + x->deny, x->allow, x->deny, x->asked);
 	print_group(f, "commands run", &x->g[G_COMMANDS], G_COMMANDS);

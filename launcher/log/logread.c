@@ -57,6 +57,68 @@ bool logread_is_event(json_object *ev, const char *kind)
 	return e && strcmp(e, kind) == 0;
 }
 
+/* ---- sessions -------------------------------------------------------------------- */
+
+/* Replaces *slot with a copy of v; false when out of memory (*slot kept). */
+static bool replace(char **slot, const char *v)
+{
+	char *c = strdup(v);
+	if (!c)
+		return false;
+	free(*slot);
+	*slot = c;
+	return true;
+}
+
+/* Copies ev's string field key into *slot when it has one (and it is absolute, when absolute). */
+static bool take(char **slot, json_object *ev, const char *key, bool absolute)
+{
+	const char *v = logread_str(ev, key);
+	return !v || (absolute && v[0] != '/') || replace(slot, v);
+}
+
+/* What a launcher event without an action says: the start's program, workspace, policy; the end's time, exit status. */
+static bool note_launcher(struct log_session *x, json_object *ev, const char *ts)
+{
+	char exit[32];
+	long long status = logread_num(ev, "exit_status");
+	if (logread_is_event(ev, AUDIT_SESSION_START))
+		return take(&x->agent, ev, "program", false) && take(&x->workspace, ev, "workspace", true) &&
+		       take(&x->policy, ev, "policy", false);
+	if (!logread_is_event(ev, AUDIT_SESSION_END))
+		return true;
+	if (ts && !replace(&x->end_ts, ts))
+		return false;
+	snprintf(exit, sizeof exit, "%lld", status);
+	return status < 0 || replace(&x->exit, exit);
+}
+
+bool log_session_note(struct log_session *x, json_object *ev)
+{
+	const char *ts = logread_str(ev, "timestamp"), *source = logread_str(ev, "source");
+	bool action = logread_str(ev, "command") || logread_str(ev, "file") ||
+		      logread_str(ev, "network_dst");
+	if (ts && (!x->first_ts || strcmp(ts, x->first_ts) < 0) && !replace(&x->first_ts, ts))
+		return false;
+	if (ts && (!x->last_ts || strcmp(ts, x->last_ts) > 0) && !replace(&x->last_ts, ts))
+		return false;
+	if (action || !source || strcmp(source, "launcher") != 0)
+		return true;
+	return note_launcher(x, ev, ts);
+}
+
+void log_session_free(struct log_session *x)
+{
+	free(x->id);
+	free(x->first_ts);
+	free(x->last_ts);
+	free(x->end_ts);
+	free(x->agent);
+	free(x->workspace);
+	free(x->policy);
+	free(x->exit);
+}
+
 /* ---- filters --------------------------------------------------------------------- */
 
 bool logread_matches(json_object *ev, const struct logread_filter *a)

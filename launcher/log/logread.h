@@ -95,6 +95,39 @@ int logread_time(const char *ts, long long *t, unsigned *ms);
 /* True when ev is a launcher event of kind (its "event" field: AUDIT_SESSION_START, AUDIT_SESSION_END). */
 bool logread_is_event(json_object *ev, const char *kind);
 
+/* ---- sessions: as their events describe them ------------------------------------ */
+
+/*
+ * A session as the log describes it (for `airlock log --summary` and
+ * `airlock suggest`): the span of its events and what its launcher events
+ * (session_start, session_end) say.  Zero it, set id, then
+ * log_session_note() each of its events; log_session_free() at the end.
+ */
+struct log_session {
+	char *id;        /* owned; its session_id */
+	char *first_ts;  /* owned; the earliest timestamp of its events, or NULL */
+	char *last_ts;   /* owned; the latest, or NULL */
+	char *end_ts;    /* owned; the timestamp of its session_end event; NULL: none seen */
+	char *agent;     /* owned; the program its session_start event names, or NULL */
+	char *workspace; /* owned; the workspace it names (absolute, as the launcher writes it;
+			    another is not taken), or NULL */
+	char *policy;    /* owned; the policy file it names, as written ("<default>": the built-in one), or NULL */
+	char *exit;      /* owned; the exit status its session_end event names, in decimal, or NULL */
+};
+
+/*
+ * Takes what ev, one of x's events, tells about x: its timestamp widens
+ * first_ts..last_ts (RFC 3339 UTC times compare as strings); a launcher
+ * event (source "launcher", no command, file or network_dst) of kind
+ * session_start sets agent, workspace and policy, of kind session_end
+ * end_ts and exit (a later one of a kind replaces an earlier one's).
+ * Returns false when out of memory: x is then still valid, and still to free.
+ */
+bool log_session_note(struct log_session *x, json_object *ev);
+
+/* Frees what x owns (not x). */
+void log_session_free(struct log_session *x);
+
 /* ---- text for a terminal --------------------------------------------------------- */
 
 /* Free text (a reason, a message): control and bidi sequences escaped, the rest as it is. */

@@ -120,7 +120,7 @@ void session_sweep_stale(const char *base, const char *cmd)
 		closedir(d);
 }
 
-int session_create(struct session *s, const void *image, size_t size, char *err, size_t errlen)
+int session_create(struct session_dir *s, const void *image, size_t size, char *err, size_t errlen)
 {
 	char base[PATH_MAX];
 	uint8_t rnd[8];
@@ -174,7 +174,7 @@ int session_create(struct session *s, const void *image, size_t size, char *err,
 	return 0;
 }
 
-void session_destroy(struct session *s)
+void session_destroy(struct session_dir *s)
 {
 	if (s->channel_fd >= 0)
 		close(s->channel_fd);

@@ -9,8 +9,13 @@
 /* The shim's file name in the session directory. */
 #define RUN_SHIM_NAME "airlock-preload.so"
 
-/* A session: its id and private directory, which the sandbox sees read-only at RUN_SANDBOX_DIR. */
-struct session {
+/*
+ * A running session's directory, as its launcher makes it: its id and the
+ * private directory the sandbox sees read-only at RUN_SANDBOX_DIR.  (A session
+ * as the audit log tells it is struct log_session, logread.h; one as its
+ * control socket's hello says, struct control_session, control.h.)
+ */
+struct session_dir {
 	char id[17];      /* 16 lowercase hex digits, random */
 	char *dir;        /* owned; host path, mode 0700 */
 	char *image_path; /* owned; dir/policy.img, 0444 */
@@ -28,10 +33,10 @@ struct session {
  * point and listens on the channel.  Returns 0, or -errno with a message in
  * err (everything made so far removed).
  */
-int session_create(struct session *s, const void *image, size_t size, char *err, size_t errlen);
+int session_create(struct session_dir *s, const void *image, size_t size, char *err, size_t errlen);
 
 /* Removes the directory and everything in it, closes the channel.  Accepts an empty session. */
-void session_destroy(struct session *s);
+void session_destroy(struct session_dir *s);
 
 /*
  * Removes what sessions whose launcher died without cleaning up (kill -9)

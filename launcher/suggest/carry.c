@@ -430,7 +430,7 @@ static void carry_policy(struct suggest *sg, const struct policy *p, const char 
  * real path when it exists, malloc'ed; NULL for the built-in one, one the log
  * does not tell (said on stderr), or out of memory.
  */
-static char *session_policy(const struct session *x)
+static char *session_policy(const struct log_session *x)
 {
 	if (!x->policy || strcmp(x->policy, "<default>") == 0)
 		return NULL;
@@ -465,7 +465,7 @@ static void carry_sessions(struct suggest *sg)
 		sg->s[i].policy = path;
 	}
 	for (size_t i = 0; i < sg->ns && !sg->oom; i++) {
-		const struct session *x = &sg->s[i];
+		const struct log_session *x = &sg->s[i];
 		struct policy *p;
 		char *label, msg[1600];
 		bool done = !x->policy;

@@ -181,7 +181,7 @@ static void put_header(FILE *f, const struct suggest *sg, const char *filter)
 	}
 	fputs("\n#\n", f);
 	for (size_t i = 0; i < sg->ns; i++) {
-		const struct session *x = &sg->s[i];
+		const struct log_session *x = &sg->s[i];
 		fputs("# session ", f);
 		put_comment_text(f, x->id[0] ? x->id : "(none)", 64);
 		fputs(": ", f);

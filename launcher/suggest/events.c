@@ -8,7 +8,6 @@
 
 #include "core/grow.h"
 #include "launcher/cli/launcher.h"
-#include "launcher/log/audit.h"
 #include "launcher/log/logread.h"
 #include "launcher/suggest/suggest.h"
 
@@ -54,48 +53,21 @@ static enum by by_of(const char *s)
 }
 
 /* The session's entry, added when new. */
-static struct session *session_of(struct suggest *sg, const char *id)
+static struct log_session *session_of(struct suggest *sg, const char *id)
 {
 	for (size_t i = sg->ns; i-- > 0;)
 		if (strcmp(sg->s[i].id, id) == 0)
 			return &sg->s[i];
-	struct session *p = grow_array(sg->s, &sg->scap, sg->ns + 1, sizeof *p, 64);
+	struct log_session *p = grow_array(sg->s, &sg->scap, sg->ns + 1, sizeof *p, 64);
 	if (!p)
 		return NULL;
 	sg->s = p;
 	p = &sg->s[sg->ns];
-	*p = (struct session){ .id = strdup(id) };
+	*p = (struct log_session){ .id = strdup(id) };
 	if (!p->id)
 		return NULL;
 	sg->ns++;
 	return p;
-}
-
-/* Replaces *slot with a copy of ev's string field key when it has one (an absolute path, when absolute). */
-static void take_field(struct suggest *sg, char **slot, json_object *ev, const char *key,
-		       bool absolute)
-{
-	const char *v = logread_str(ev, key);
-	if (!v || (absolute && v[0] != '/'))
-		return;
-	free(*slot);
-	*slot = suggest_strdup(v, &sg->oom);
-}
-
-/* Fills a session's description from a launcher event: its start's program, workspace, policy, its end's exit status. */
-static void note_launcher(struct suggest *sg, struct session *x, json_object *ev)
-{
-	char buf[32];
-	long long status = logread_num(ev, "exit_status");
-	if (logread_is_event(ev, AUDIT_SESSION_START)) {
-		take_field(sg, &x->agent, ev, "program", false);
-		take_field(sg, &x->workspace, ev, "workspace", true);
-		take_field(sg, &x->policy, ev, "policy", false);
-	} else if (logread_is_event(ev, AUDIT_SESSION_END) && status >= 0) {
-		snprintf(buf, sizeof buf, "%lld", status);
-		free(x->exit);
-		x->exit = suggest_strdup(buf, &sg->oom);
-	}
 }
 
 /* Splits "host:port", "[v6]:port" into a; -1 when it is neither. */
@@ -197,22 +169,6 @@ static int key_cmp(const char *x, const char *y)
 	return c ? c : lx < ly ? -1 : lx > ly;
 }
 
-/* The session's first and last timestamps, and what its launcher events (no action) say. */
-static void note_session(struct suggest *sg, struct session *x, json_object *ev, bool action)
-{
-	const char *ts = logread_str(ev, "timestamp"), *source = logread_str(ev, "source");
-	if (ts && (!x->first_ts || strcmp(ts, x->first_ts) < 0)) {
-		free(x->first_ts);
-		x->first_ts = suggest_strdup(ts, &sg->oom);
-	}
-	if (ts && (!x->last_ts || strcmp(ts, x->last_ts) > 0)) {
-		free(x->last_ts);
-		x->last_ts = suggest_strdup(ts, &sg->oom);
-	}
-	if (!action && source && strcmp(source, "launcher") == 0)
-		note_launcher(sg, x, ev);
-}
-
 /* The outcome of decision into *d; -1 (reported) when it is none of allow, deny, ask. */
 static int outcome(struct suggest *sg, const char *decision, unsigned long line,
 		   enum policy_decision *d)
@@ -293,12 +249,13 @@ void suggest_add_event(void *ctx, json_object *ev, const char *line, size_t len,
 	const char *dst = logread_str(ev, "network_dst");
 	struct action a = { .rule = -1, .line = lineno };
 	(void)line, (void)len;
-	struct session *x = session_of(sg, sid ? sid : "");
+	struct log_session *x = session_of(sg, sid ? sid : "");
 	if (!x) {
 		sg->oom = true;
 		return;
 	}
-	note_session(sg, x, ev, cmd || file || dst);
+	if (!log_session_note(x, ev))
+		sg->oom = true;
 	if (!cmd && !file && !dst)
 		return; /* a launcher event: no action to decide */
 	if (outcome(sg, logread_str(ev, "decision"), lineno, &a.outcome) < 0)
@@ -422,16 +379,8 @@ void suggest_free(struct suggest *sg)
 	for (size_t i = 0; i < sg->na; i++)
 		suggest_action_free(&sg->a[i]);
 	free(sg->a);
-	for (size_t i = 0; i < sg->ns; i++) {
-		struct session *x = &sg->s[i];
-		free(x->id);
-		free(x->agent);
-		free(x->workspace);
-		free(x->policy);
-		free(x->first_ts);
-		free(x->last_ts);
-		free(x->exit);
-	}
+	for (size_t i = 0; i < sg->ns; i++)
+		log_session_free(&sg->s[i]);
 	free(sg->s);
 	for (size_t i = 0; i < sg->nr; i++)
 		free(sg->r[i].yaml);

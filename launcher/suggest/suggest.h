@@ -9,6 +9,7 @@
 #include <json-c/json.h>
 
 #include "core/channel.h"
+#include "launcher/log/logread.h"
 #include "policy/policy.h"
 
 /*
@@ -63,11 +64,6 @@ struct action {
 				 kept denied, no rule of its own */
 };
 
-/* A session, as its launcher events (session_start, session_end) describe it. */
-struct session {
-	char *id, *agent, *workspace, *policy, *first_ts, *last_ts, *exit; /* owned; NULL: not recorded */
-};
-
 /* One suggested rule. */
 struct rule {
 	enum policy_list list;
@@ -101,7 +97,7 @@ struct suggest {
 	const char *log_name;
 	struct action *a;
 	size_t na, cap;
-	struct session *s;
+	struct log_session *s; /* the sessions, as the log describes them */
 	size_t ns, scap;
 	unsigned long skipped; /* events read but not usable (reported) */
 	unsigned long events;

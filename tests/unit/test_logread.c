@@ -228,6 +228,57 @@ static void test_fields(void **state)
 	assert_int_equal(logread_time(NULL, &t, &ms), -1);
 }
 
+/* ---- sessions ------------------------------------------------------------------------- */
+
+/* A session's events, out of order, and what log_session_note() makes of them. */
+static void test_session_note(void **state)
+{
+	static const char *const events[] = {
+		"{\"timestamp\":\"2026-01-01T10:00:05.000Z\",\"source\":\"shim\",\"command\":\"/bin/ls\"}",
+		"{\"timestamp\":\"2026-01-01T10:00:01.000Z\",\"source\":\"launcher\","
+		"\"event\":\"session_start\",\"program\":\"/bin/sh\",\"workspace\":\"/w; x\","
+		"\"policy\":\"<default>\"}",
+		/* not the launcher's, or an action: says nothing of the session */
+		"{\"timestamp\":\"2026-01-01T10:00:02.000Z\",\"source\":\"shim\",\"event\":\"session_start\","
+		"\"program\":\"/bin/forged\"}",
+		"{\"timestamp\":\"2026-01-01T10:00:03.000Z\",\"source\":\"launcher\",\"event\":\"session_end\","
+		"\"file\":\"/x\",\"exit_status\":9}",
+		/* a workspace that is not absolute is no workspace */
+		"{\"timestamp\":\"2026-01-01T10:00:04.000Z\",\"source\":\"launcher\",\"event\":\"session_start\","
+		"\"workspace\":\"w\"}",
+		"{\"timestamp\":\"2026-01-01T10:00:09.000Z\",\"source\":\"launcher\",\"event\":\"session_end\","
+		"\"exit_status\":3}",
+		"{\"timestamp\":\"2026-01-01T10:00:07.000Z\",\"source\":\"proxy\",\"network_dst\":\"a:1\"}",
+	};
+	struct log_session x = { 0 };
+	(void)state;
+	for (size_t i = 0; i < sizeof events / sizeof events[0]; i++) {
+		json_object *o = json_tokener_parse(events[i]);
+		assert_non_null(o);
+		assert_true(log_session_note(&x, o));
+		json_object_put(o);
+	}
+	assert_string_equal(x.first_ts, "2026-01-01T10:00:01.000Z");
+	assert_string_equal(x.last_ts, "2026-01-01T10:00:09.000Z");
+	assert_string_equal(x.end_ts, "2026-01-01T10:00:09.000Z");
+	assert_string_equal(x.agent, "/bin/sh");
+	assert_string_equal(x.workspace, "/w; x");
+	assert_string_equal(x.policy, "<default>");
+	assert_string_equal(x.exit, "3");
+	log_session_free(&x);
+
+	/* an end without an exit status: its time, no exit */
+	json_object *o = json_tokener_parse("{\"timestamp\":\"2026-01-01T10:00:00.000Z\","
+					    "\"source\":\"launcher\",\"event\":\"session_end\"}");
+	struct log_session y = { 0 };
+	assert_true(log_session_note(&y, o));
+	json_object_put(o);
+	assert_string_equal(y.end_ts, "2026-01-01T10:00:00.000Z");
+	assert_null(y.exit);
+	assert_null(y.agent);
+	log_session_free(&y);
+}
+
 /* ---- text for a terminal ----------------------------------------------------------- */
 
 /* What fn prints for the event in json, NUL-terminated, into out. */
@@ -309,6 +360,7 @@ int main(void)
 		cmocka_unit_test(test_file),
 		cmocka_unit_test(test_filters),
 		cmocka_unit_test(test_fields),
+		cmocka_unit_test(test_session_note),
 		cmocka_unit_test(test_put_what),
 		cmocka_unit_test(test_put_traffic),
 	};
