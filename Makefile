@@ -148,7 +148,7 @@ $(BUILD)/tests/test_vterm: UNIT_EXTRA := $(BUILD)/launcher/approvals/vterm.o
 # backend (and the program search it finds bwrap with).
 SANDBOX_OBJS := $(addprefix $(BUILD)/launcher/sandbox/,sandbox.o masks.o env.o bwrap.o) \
 	$(BUILD)/launcher/cli/program.o
-$(BUILD)/tests/test_sandbox: $(SANDBOX_OBJS)
+$(BUILD)/tests/test_sandbox $(BUILD)/tests/test_sandbox_run: $(SANDBOX_OBJS) tests/unit/sandbox_fixture.h
 # The session's hub as `airlock run` wires it: the control socket, the approvals, the log.
 HUB_OBJS := $(addprefix $(BUILD)/launcher/,approvals/control.o approvals/control_client.o \
 	approvals/control_lines.o approvals/hub.o approvals/flood.o \
@@ -161,7 +161,7 @@ $(BUILD)/tests/test_control $(BUILD)/tests/test_flood $(BUILD)/tests/test_approv
 $(BUILD)/tests/test_netns: $(BUILD)/launcher/sandbox/netns.o $(BUILD)/launcher/sandbox/agent_tty.o
 $(BUILD)/tests/test_netns: UNIT_EXTRA := $(BUILD)/launcher/sandbox/netns.o $(BUILD)/launcher/sandbox/agent_tty.o \
 	$(LAUNCHER_LIBS) $(CURSES_LIBS)
-$(BUILD)/tests/test_sandbox: UNIT_EXTRA := $(SANDBOX_OBJS) $(BUILD)/libairlock-core.a \
+$(BUILD)/tests/test_sandbox $(BUILD)/tests/test_sandbox_run: UNIT_EXTRA := $(SANDBOX_OBJS) $(BUILD)/libairlock-core.a \
 	$(LAUNCHER_LIBS)
 # The PATH search against execvp(3) and the launcher's canon_program() (the shim's is the same search).
 $(BUILD)/tests/test_pathsearch: $(BUILD)/launcher/cli/program.o
