@@ -1,4 +1,4 @@
-/* testutil.h — helpers shared by the cmocka unit tests: compile a YAML policy into an image in one call. */
+/* testutil.h — helpers shared by the cmocka unit tests: compile a YAML policy into an image in one call, copy bytes to an exact-size buffer. */
 #ifndef AIRLOCK_TESTUTIL_H
 #define AIRLOCK_TESTUTIL_H
 
@@ -55,6 +55,16 @@ static inline void test_policy_free(struct test_policy *t)
 	free(t->blob);
 	policy_free(t->p);
 	memset(t, 0, sizeof *t);
+}
+
+/* Copies len bytes into a new buffer of exactly len bytes (the caller frees it), so ASan sees any read past the end. */
+static inline void *exact_copy(const void *p, size_t len)
+{
+	void *b = malloc(len ? len : 1);
+	assert_non_null(b);
+	if (len)
+		memcpy(b, p, len);
+	return b;
 }
 
 #endif
