@@ -170,6 +170,8 @@ $(BUILD)/tests/test_pathsearch: UNIT_EXTRA := $(BUILD)/launcher/cli/program.o $(
 $(BUILD)/tests/test_decide $(BUILD)/tests/test_describe: tests/unit/decide_policies.h
 # The DNS messages test_dns and test_dns_parse build and read.
 $(BUILD)/tests/test_dns $(BUILD)/tests/test_dns_parse: tests/unit/dns_wire.h
+# The regex table test_regex checks and test_regex_program compiles.
+$(BUILD)/tests/test_regex $(BUILD)/tests/test_regex_program: tests/unit/regex_cases.h
 
 # Test helpers that play other parts (the launcher's channel server, an image compiler).
 $(BUILD)/tests/%: tests/support/%.c $(BUILD)/libairlock-policy.a $(BUILD)/libairlock-core.a
