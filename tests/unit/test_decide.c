@@ -613,21 +613,10 @@ static void test_exec_joined_length(void **state)
 
 #define BIG (20 * 1024)
 
-static void test_exec_long_args(void **state)
+/* One argument of BIG bytes, upper case (big) or lower (lower), among short ones. */
+static void long_arg(const struct policy_image *ag, const struct policy_image *cmd, const char *big,
+		     const char *lower)
 {
-	char *big = malloc(BIG + 1), *lower = malloc(BIG + 1);
-	const char **many = calloc(6002, sizeof *many);
-	const struct policy_image *ag = image(AG), *cmd = image(CMD);
-
-	(void)state;
-	assert_non_null(big);
-	assert_non_null(lower);
-	assert_non_null(many);
-	memset(big, 'A', BIG);
-	big[BIG] = '\0';
-	memset(lower, 'q', BIG);
-	lower[BIG] = '\0';
-
 	assert_verdict(policy_decide_exec(ag, "rm", (const char *const[]){ "rm", "-rf", big, NULL }),
 		       DENY, 0);
 	assert_verdict(policy_decide_exec(ag, "git", (const char *const[]){ "git", "diff", big, NULL }),
@@ -651,7 +640,11 @@ static void test_exec_long_args(void **state)
 		       DENY, 1);
 	assert_verdict(policy_decide_exec(cmd, "rm", (const char *const[]){ "rm", "-rf", big, NULL }),
 		       ASK, -1);
+}
 
+/* 6,000 short arguments (many has room for them and the NULL). */
+static void many_args(const struct policy_image *ag, const char **many)
+{
 	many[0] = "ls";
 	for (int i = 1; i <= 6000; i++)
 		many[i] = "ab";
@@ -661,15 +654,37 @@ static void test_exec_long_args(void **state)
 	assert_verdict(policy_decide_exec(ag, "rm", many), DENY, 0);
 	many[1] = "-r";
 	assert_verdict(policy_decide_exec(ag, "rm", many), ASK, -1);
+}
 
+/* The long argument in an argument string already joined (policy_decide_exec_joined). */
+static void long_joined(const struct policy_image *ag, const char *big)
+{
 	char *joined = malloc(BIG + 8);
 	assert_non_null(joined);
 	memcpy(joined, "-rf ", 4);
 	memcpy(joined + 4, big, BIG);
 	assert_verdict(policy_decide_exec_joined(ag, "rm", joined, BIG + 4), DENY, 0);
 	assert_verdict(policy_decide_exec_joined(ag, "rm", joined + 1, BIG + 3), ASK, -1);
-
 	free(joined);
+}
+
+static void test_exec_long_args(void **state)
+{
+	char *big = malloc(BIG + 1), *lower = malloc(BIG + 1);
+	const char **many = calloc(6002, sizeof *many);
+	const struct policy_image *ag = image(AG), *cmd = image(CMD);
+
+	(void)state;
+	assert_non_null(big);
+	assert_non_null(lower);
+	assert_non_null(many);
+	memset(big, 'A', BIG);
+	big[BIG] = '\0';
+	memset(lower, 'q', BIG);
+	lower[BIG] = '\0';
+	long_arg(ag, cmd, big, lower);
+	many_args(ag, many);
+	long_joined(ag, big);
 	free(many);
 	free(lower);
 	free(big);

@@ -77,14 +77,10 @@ static void test_describe(void **state)
 	assert_int_equal(policy_rule_describe(img, INT32_MIN, &info), -ERANGE);
 }
 
-static void test_describe_agentguard(void **state)
+/* AgentGuard's deny rules (0 to 4): commands with args, then files. */
+static void describe_ag_deny(const struct policy_image *img)
 {
-	const struct policy_image *img = image(AG);
 	struct policy_rule_info info;
-	static const char *const commands[] = { "ls", "cat", "pwd", "echo", "grep", "head", "tail", "wc" };
-
-	(void)state;
-	assert_int_equal(policy_image_rule_count(img), 19);
 
 	assert_int_equal(policy_rule_describe(img, 0, &info), 0);
 	assert_string_equal(info.file, ag_source);
@@ -119,6 +115,13 @@ static void test_describe_agentguard(void **state)
 	assert_int_equal(info.line, 18);
 	assert_string_equal(info.pattern, "*.pem");
 	assert_string_equal(info.reason, "Don't let agent read private keys");
+}
+
+/* AgentGuard's allow rules (5 to 18): commands, a file, destinations. */
+static void describe_ag_allow(const struct policy_image *img)
+{
+	struct policy_rule_info info;
+	static const char *const commands[] = { "ls", "cat", "pwd", "echo", "grep", "head", "tail", "wc" };
 
 	for (int i = 0; i < 8; i++) {
 		assert_int_equal(policy_rule_describe(img, 5 + i, &info), 0);
@@ -147,7 +150,17 @@ static void test_describe_agentguard(void **state)
 	assert_int_equal(info.kind, POLICY_RULE_NETWORK);
 	assert_string_equal(info.pattern, "api.github.com:443");
 	assert_null(info.args);
+}
 
+static void test_describe_agentguard(void **state)
+{
+	const struct policy_image *img = image(AG);
+	struct policy_rule_info info;
+
+	(void)state;
+	assert_int_equal(policy_image_rule_count(img), 19);
+	describe_ag_deny(img);
+	describe_ag_allow(img);
 	assert_int_equal(policy_rule_describe(img, -1, &info), -ERANGE);
 	assert_int_equal(policy_rule_describe(img, 19, &info), -ERANGE);
 }
