@@ -55,6 +55,80 @@ static bool open_denied(int dirfd, const char *path, int flags)
 	return denied(dirfd, path, shim_open_action(flags), shim_open_canon_flags(flags));
 }
 
+/*
+ * Answers as the kernel would give them.  A rule's refusal is for a change
+ * the rule forbids; a call that cannot change anything gets the kernel's own
+ * answer, with no decision (no ask, no deny in the log): mkdir of a name
+ * that exists is EEXIST (Node's mkdir({recursive: true}) walks up to the
+ * workspace and relies on it), unlink of a name that does not is ENOENT,
+ * chmod to the mode a file has already changes nothing.  The answer is given
+ * here, without calling the kernel, so a name that appears or goes between
+ * the look and the call cannot turn it into a change nobody decided.  The
+ * last component is not followed, as mkdir(2), unlink(2), rmdir(2) and
+ * link(2) do not.
+ */
+static bool name_exists(int dirfd, const char *path)
+{
+	struct stat st;
+	int saved = errno;
+	bool yes = path && fstatat(dirfd, path, &st, AT_SYMLINK_NOFOLLOW) == 0;
+	errno = saved;
+	return yes;
+}
+
+/* The name exists: the call making it fails with EEXIST (true), as mkdir(2) and link(2) say. */
+static bool exists_already(int dirfd, const char *path)
+{
+	if (!name_exists(dirfd, path))
+		return false;
+	errno = EEXIST;
+	return true;
+}
+
+/* The name does not exist: the call removing it fails with ENOENT (true), as unlink(2) says. */
+static bool missing_already(int dirfd, const char *path)
+{
+	struct stat st;
+	int saved = errno;
+	if (!path || fstatat(dirfd, path, &st, AT_SYMLINK_NOFOLLOW) == 0 || errno != ENOENT) {
+		errno = saved;
+		return false;
+	}
+	return true; /* errno ENOENT */
+}
+
+/* The file has the mode already (its permission bits, set-id and sticky bits): nothing to change. */
+static bool mode_already(int dirfd, const char *path, mode_t mode, int flags)
+{
+	struct stat st;
+	int saved = errno;
+	bool yes = path && fstatat(dirfd, path, &st, flags & AT_SYMLINK_NOFOLLOW) == 0 &&
+		   (st.st_mode & 07777) == (mode & 07777);
+	errno = saved;
+	return yes;
+}
+
+/*
+ * open(2) with O_CREAT of a file that exists creates nothing: read-only
+ * (no O_TRUNC, no O_APPEND), it is a read, decided as one, and opened
+ * without O_CREAT so that it cannot create the file after all if the file
+ * went meanwhile; with O_EXCL it fails with EEXIST.  *flags may lose O_CREAT;
+ * true when the call must not happen (errno set).
+ */
+static bool create_denied(int dirfd, const char *path, int *flags)
+{
+	int f = *flags;
+	if ((f & O_CREAT) && (f & O_ACCMODE) == O_RDONLY && !(f & (O_TRUNC | O_APPEND)) &&
+	    name_exists(dirfd, path)) {
+		if (f & O_EXCL) {
+			errno = EEXIST;
+			return true;
+		}
+		*flags = f & ~O_CREAT;
+	}
+	return open_denied(dirfd, path, *flags);
+}
+
 /* A changed namespace invalidates cached path resolutions; errno kept. */
 static int changed(int r)
 {
@@ -86,7 +160,7 @@ SHIM_EXPORT int open(const char *path, int flags, ...)
 	va_end(ap);
 	if (MISSING(open))
 		NOSYS(-1);
-	if (open_denied(AT_FDCWD, path, flags))
+	if (create_denied(AT_FDCWD, path, &flags))
 		return -1;
 	return real_open(path, flags, mode);
 }
@@ -99,7 +173,7 @@ SHIM_EXPORT int open64(const char *path, int flags, ...)
 	va_end(ap);
 	if (MISSING(open64))
 		NOSYS(-1);
-	if (open_denied(AT_FDCWD, path, flags))
+	if (create_denied(AT_FDCWD, path, &flags))
 		return -1;
 	return real_open64(path, flags, mode);
 }
@@ -112,7 +186,7 @@ SHIM_EXPORT int openat(int dirfd, const char *path, int flags, ...)
 	va_end(ap);
 	if (MISSING(openat))
 		NOSYS(-1);
-	if (open_denied(dirfd, path, flags))
+	if (create_denied(dirfd, path, &flags))
 		return -1;
 	return real_openat(dirfd, path, flags, mode);
 }
@@ -125,7 +199,7 @@ SHIM_EXPORT int openat64(int dirfd, const char *path, int flags, ...)
 	va_end(ap);
 	if (MISSING(openat64))
 		NOSYS(-1);
-	if (open_denied(dirfd, path, flags))
+	if (create_denied(dirfd, path, &flags))
 		return -1;
 	return real_openat64(dirfd, path, flags, mode);
 }
@@ -257,6 +331,8 @@ SHIM_EXPORT int unlink(const char *path)
 {
 	if (MISSING(unlink))
 		NOSYS(-1);
+	if (missing_already(AT_FDCWD, path))
+		return -1;
 	return denied(AT_FDCWD, path, WRITE, CANON_NOFOLLOW) ? -1 : changed(real_unlink(path));
 }
 
@@ -264,6 +340,8 @@ SHIM_EXPORT int unlinkat(int dirfd, const char *path, int flags)
 {
 	if (MISSING(unlinkat))
 		NOSYS(-1);
+	if (missing_already(dirfd, path))
+		return -1;
 	return denied(dirfd, path, WRITE, CANON_NOFOLLOW) ? -1
 							  : changed(real_unlinkat(dirfd, path, flags));
 }
@@ -272,6 +350,8 @@ SHIM_EXPORT int rmdir(const char *path)
 {
 	if (MISSING(rmdir))
 		NOSYS(-1);
+	if (missing_already(AT_FDCWD, path))
+		return -1;
 	return denied(AT_FDCWD, path, WRITE, CANON_NOFOLLOW) ? -1 : changed(real_rmdir(path));
 }
 
@@ -326,6 +406,8 @@ SHIM_EXPORT int link(const char *oldpath, const char *newpath)
 {
 	if (MISSING(link))
 		NOSYS(-1);
+	if (exists_already(AT_FDCWD, newpath))
+		return -1;
 	return link_denied(AT_FDCWD, oldpath, CANON_NOFOLLOW, AT_FDCWD, newpath)
 		       ? -1
 		       : changed(real_link(oldpath, newpath));
@@ -336,6 +418,8 @@ SHIM_EXPORT int linkat(int olddirfd, const char *oldpath, int newdirfd, const ch
 {
 	if (MISSING(linkat))
 		NOSYS(-1);
+	if (exists_already(newdirfd, newpath))
+		return -1;
 	unsigned of = (flags & AT_SYMLINK_FOLLOW) ? 0 : CANON_NOFOLLOW;
 	if (flags & AT_EMPTY_PATH)
 		of |= CANON_EMPTY_PATH;
@@ -348,6 +432,8 @@ SHIM_EXPORT int symlink(const char *target, const char *linkpath)
 {
 	if (MISSING(symlink))
 		NOSYS(-1);
+	if (exists_already(AT_FDCWD, linkpath))
+		return -1;
 	return denied(AT_FDCWD, linkpath, WRITE, CANON_NOFOLLOW) ? -1
 								 : changed(real_symlink(target, linkpath));
 }
@@ -356,6 +442,8 @@ SHIM_EXPORT int symlinkat(const char *target, int newdirfd, const char *linkpath
 {
 	if (MISSING(symlinkat))
 		NOSYS(-1);
+	if (exists_already(newdirfd, linkpath))
+		return -1;
 	return denied(newdirfd, linkpath, WRITE, CANON_NOFOLLOW)
 		       ? -1
 		       : changed(real_symlinkat(target, newdirfd, linkpath));
@@ -365,6 +453,8 @@ SHIM_EXPORT int mkdir(const char *path, mode_t mode)
 {
 	if (MISSING(mkdir))
 		NOSYS(-1);
+	if (exists_already(AT_FDCWD, path))
+		return -1;
 	return denied(AT_FDCWD, path, WRITE, CANON_NOFOLLOW) ? -1 : changed(real_mkdir(path, mode));
 }
 
@@ -372,6 +462,8 @@ SHIM_EXPORT int mkdirat(int dirfd, const char *path, mode_t mode)
 {
 	if (MISSING(mkdirat))
 		NOSYS(-1);
+	if (exists_already(dirfd, path))
+		return -1;
 	return denied(dirfd, path, WRITE, CANON_NOFOLLOW) ? -1
 							  : changed(real_mkdirat(dirfd, path, mode));
 }
@@ -380,6 +472,8 @@ SHIM_EXPORT int chmod(const char *path, mode_t mode)
 {
 	if (MISSING(chmod))
 		NOSYS(-1);
+	if (mode_already(AT_FDCWD, path, mode, 0))
+		return 0;
 	return denied(AT_FDCWD, path, WRITE, 0) ? -1 : real_chmod(path, mode);
 }
 
@@ -387,6 +481,8 @@ SHIM_EXPORT int fchmodat(int dirfd, const char *path, mode_t mode, int flags)
 {
 	if (MISSING(fchmodat))
 		NOSYS(-1);
+	if (mode_already(dirfd, path, mode, flags))
+		return 0;
 	unsigned cf = (flags & AT_SYMLINK_NOFOLLOW) ? CANON_NOFOLLOW : 0;
 	return denied(dirfd, path, WRITE, cf) ? -1 : real_fchmodat(dirfd, path, mode, flags);
 }

@@ -165,6 +165,8 @@ PLPRE='use strict; use warnings; use Errno; sub en { my $n = (grep { $!{$_} } ke
 . "$HERE/paths.sh"
 # shellcheck source=tests/shim/channel.sh
 . "$HERE/channel.sh"
+# shellcheck source=tests/shim/answers.sh
+. "$HERE/answers.sh"
 
 # ---- main -------------------------------------------------------------------------------------------------------
 
@@ -187,6 +189,7 @@ want loader && loader_group
 want errno && errno_group
 want spellings && spellings_group
 want env && env_group
+want answers && answers_group
 want ask && ask_group
 server_start --answer deny
 want events && events_group
