@@ -8,6 +8,8 @@
 #include <sys/random.h>
 #include <unistd.h>
 
+#include "core/grow.h"
+
 #define HDR_LEN 12
 #define FLAG_QR 0x8000u
 #define FLAG_AA 0x0400u
@@ -195,21 +197,20 @@ static int grow_slots(struct dns_table *t)
 	return 0;
 }
 
-/* Makes room for one more name in names and hashes. */
+/* Makes room for one more name in names and hashes (the same length, never past capacity). */
 static int grow_names(struct dns_table *t)
 {
-	uint32_t n = t->names_cap ? t->names_cap * 2 : 32;
-	if (n > t->capacity)
-		n = t->capacity;
-	char **names = realloc(t->names, n * sizeof *names);
+	size_t n = t->names_cap;
+	char **names = grow_array_max(t->names, &n, t->count + 1u, sizeof *names, 32, t->capacity);
 	if (!names)
 		return -ENOMEM;
 	t->names = names;
-	uint32_t *hashes = realloc(t->hashes, n * sizeof *hashes);
+	n = t->names_cap;
+	uint32_t *hashes = grow_array_max(t->hashes, &n, t->count + 1u, sizeof *hashes, 32, t->capacity);
 	if (!hashes)
 		return -ENOMEM;
 	t->hashes = hashes;
-	t->names_cap = n;
+	t->names_cap = (uint32_t)n;
 	return 0;
 }
 

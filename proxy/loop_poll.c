@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include "core/grow.h"
+
 /*
  * Level-triggered only: poll(2) reports states, and an edge cannot be told
  * from a state that never changed, so LOOP_EDGE is ignored and
@@ -102,8 +104,8 @@ struct loop *loop_new(void)
 static int grow(struct loop *l, int fd)
 {
 	if ((size_t)fd >= l->nat) {
-		size_t nat = (size_t)fd + 64;
-		int *at = realloc(l->at, nat * sizeof *at);
+		size_t nat = l->nat;
+		int *at = grow_array(l->at, &nat, (size_t)fd + 1, sizeof *at, 64);
 		if (!at)
 			return -ENOMEM;
 		for (size_t i = l->nat; i < nat; i++)
@@ -113,11 +115,13 @@ static int grow(struct loop *l, int fd)
 	}
 	if (l->n < l->cap)
 		return 0;
-	size_t cap = l->cap ? l->cap * 2 : 16;
-	struct pollfd *pfd = realloc(l->pfd, cap * sizeof *pfd);
-	if (pfd)
-		l->pfd = pfd;
-	struct slot *slot = pfd ? realloc(l->slot, cap * sizeof *slot) : NULL;
+	size_t cap = l->cap; /* pfd[] and slot[] have the same length */
+	struct pollfd *pfd = grow_array(l->pfd, &cap, l->n + 1, sizeof *pfd, 16);
+	if (!pfd)
+		return -ENOMEM;
+	l->pfd = pfd;
+	cap = l->cap;
+	struct slot *slot = grow_array(l->slot, &cap, l->n + 1, sizeof *slot, 16);
 	if (!slot)
 		return -ENOMEM;
 	l->slot = slot;
@@ -209,11 +213,10 @@ int loop_wait(struct loop *l, struct loop_event *ev, int max, int timeout_ms)
 static size_t copy_set(struct loop *l)
 {
 	if (l->n + 1 > l->copy_cap) {
-		struct pollfd *c = realloc(l->copy, (l->n + 1) * sizeof *c);
+		struct pollfd *c = grow_array(l->copy, &l->copy_cap, l->n + 1, sizeof *c, 16);
 		if (!c)
 			return 0;
 		l->copy = c;
-		l->copy_cap = l->n + 1;
 	}
 	l->copy[0] = (struct pollfd){ .fd = l->kick[0], .events = POLLIN };
 	for (size_t i = 0; i < l->n; i++)

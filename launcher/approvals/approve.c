@@ -9,6 +9,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/grow.h"
 #include "launcher/approvals/control.h"
 #include "launcher/approvals/flood.h"
 #include "launcher/log/audit.h"
@@ -66,11 +67,11 @@ struct approvals {
 	int ep; /* epoll over the listening socket, the clients, the terminal and the agent's */
 	struct prompt prompt; /* APPROVE_PROMPT: the terminal (prompt.tty -1 otherwise) */
 	struct client *clients;
-	size_t nclients;
+	size_t nclients, clients_cap;
 	struct pending *queue;
-	size_t nqueue;
+	size_t nqueue, queue_cap;
 	struct memory *mem;
-	size_t nmem;
+	size_t nmem, mem_cap;
 	struct approve_counts counts;
 	uint64_t next_id;
 	size_t queue_bytes;       /* of the waiting asks' messages (APPROVE_MAX_ASK_BYTES) */
@@ -86,9 +87,10 @@ static long long now_ms(void)
 	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-static void *xrealloc(void *p, size_t n)
+/* Room for need elements of size bytes in items (capacity *cap), as grow_array(); out of memory aborts. */
+static void *grow_or_die(void *items, size_t *cap, size_t need, size_t size)
 {
-	void *q = realloc(p, n ? n : 1);
+	void *q = grow_array(items, cap, need, size, 8);
 	if (!q) {
 		fprintf(stderr, "airlock: out of memory\n");
 		abort();
@@ -196,7 +198,7 @@ static void remember(struct approvals *a, const char *key, enum policy_decision 
 {
 	if (!key || recall(a, key))
 		return;
-	a->mem = xrealloc(a->mem, (a->nmem + 1) * sizeof *a->mem);
+	a->mem = grow_or_die(a->mem, &a->mem_cap, a->nmem + 1, sizeof *a->mem);
 	a->mem[a->nmem].key = strdup(key);
 	a->mem[a->nmem].decision = d;
 	if (a->mem[a->nmem].key)
@@ -412,7 +414,7 @@ static void enqueue(struct approvals *a, struct pending p)
 	p.key = memory_key(&p.m);
 	p.id = ++a->next_id;
 	a->counts.asked++;
-	a->queue = xrealloc(a->queue, (a->nqueue + 1) * sizeof *a->queue);
+	a->queue = grow_or_die(a->queue, &a->queue_cap, a->nqueue + 1, sizeof *a->queue);
 	a->queue[a->nqueue++] = p;
 	size_t i = a->nqueue - 1;
 	const struct memory *mem = recall(a, p.key);
@@ -621,7 +623,7 @@ static void accept_all(struct approvals *a)
 			close(fd);
 			continue;
 		}
-		a->clients = xrealloc(a->clients, (a->nclients + 1) * sizeof *a->clients);
+		a->clients = grow_or_die(a->clients, &a->clients_cap, a->nclients + 1, sizeof *a->clients);
 		a->clients[a->nclients++] = c;
 	}
 }

@@ -12,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/grow.h"
 #include "launcher/approvals/control.h"
 #include "launcher/approvals/control_lines.h"
 #include "proxy/accept.h"
@@ -79,7 +80,7 @@ struct control {
 	size_t backlog_len[CONTROL_BACKLOG];
 	size_t backlog_next, backlog_count;
 	struct ask_line *asks;
-	size_t nasks;
+	size_t nasks, asks_cap;
 	size_t backlog_bytes;
 	struct control_status status;
 	bool status_sent;
@@ -197,16 +198,12 @@ static bool put(struct control *c, struct client *cl, const char *data, size_t l
 		cl->out_off = 0;
 	}
 	if (cl->out_len + len > cl->out_cap) {
-		size_t cap = cl->out_cap ? cl->out_cap : 16384;
-		while (cap < cl->out_len + len)
-			cap *= 2;
-		char *p = realloc(cl->out, cap);
+		char *p = grow_array(cl->out, &cl->out_cap, cl->out_len + len, 1, 16384);
 		if (!p) {
 			drop(c, cl);
 			return false;
 		}
 		cl->out = p;
-		cl->out_cap = cap;
 	}
 	memcpy(cl->out + cl->out_len, data, len);
 	cl->out_len += len;
@@ -507,7 +504,8 @@ void control_ask(struct control *c, uint64_t id, pid_t pid, const char *who, con
 {
 	size_t len = 0;
 	char *line = control_line_ask(id, pid, who, what, rule, reason, timeout_ms, &len);
-	struct ask_line *grown = line ? realloc(c->asks, (c->nasks + 1) * sizeof *c->asks) : NULL;
+	struct ask_line *grown = line ? grow_array(c->asks, &c->asks_cap, c->nasks + 1, sizeof *c->asks, 8)
+				      : NULL;
 	if (!grown) {
 		free(line);
 		return;

@@ -13,6 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/grow.h"
 #include "launcher/approvals/control.h"
 
 /* path is a directory of ours that nobody else may enter (made 0700 with create). 0 or -errno. */
@@ -118,6 +119,7 @@ static int by_started(const void *a, const void *b)
 int control_list(struct control_session **out, size_t *n, int timeout_ms)
 {
 	char base[PATH_MAX];
+	size_t cap = 0;
 	int r = control_base(base, sizeof base, false);
 	*out = NULL;
 	*n = 0;
@@ -142,7 +144,7 @@ int control_list(struct control_session **out, size_t *n, int timeout_ms)
 		close(fd);
 		if (r < 0)
 			continue;
-		struct control_session *grown = realloc(*out, (*n + 1) * sizeof **out);
+		struct control_session *grown = grow_array(*out, &cap, *n + 1, sizeof **out, 8);
 		if (!grown) {
 			closedir(d);
 			return -ENOMEM;

@@ -2,11 +2,13 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include "core/grow.h"
 #include "launcher/approvals/vterm.h"
 
 struct line {
 	wchar_t *c; /* cells; L'\0' is the right half of a wide character */
-	int len, cap;
+	int len;
+	size_t cap;
 };
 
 /* Where the parser is: outside sequences, after ESC, in a CSI sequence, in a string... */
@@ -146,16 +148,12 @@ static void put(struct vterm *vt, wchar_t wc)
 		new_line(vt);
 		l = cur_line(vt);
 	}
-	int need = vt->cx + w;
+	size_t need = (size_t)vt->cx + (size_t)w;
 	if (need > l->cap) {
-		int cap = l->cap ? l->cap * 2 : 128;
-		while (cap < need)
-			cap *= 2;
-		wchar_t *c = realloc(l->c, (size_t)cap * sizeof *c);
+		wchar_t *c = grow_array(l->c, &l->cap, need, sizeof *c, 128);
 		if (!c)
 			return;
 		l->c = c;
-		l->cap = cap;
 	}
 	while (l->len < vt->cx)
 		l->c[l->len++] = L' ';

@@ -16,6 +16,7 @@
 
 #include <json-c/json.h>
 
+#include "core/grow.h"
 #include "launcher/log/audit.h"
 
 
@@ -409,12 +410,10 @@ static json_object *event_object(struct audit_log *log, const struct audit_event
 static int stage_line(struct audit_log *log, const char *text, size_t len)
 {
 	if (len + 1 > log->line_cap) {
-		size_t cap = len + 1 < 4096 ? 4096 : len + 1;
-		char *p = realloc(log->line, cap);
+		char *p = grow_array(log->line, &log->line_cap, len + 1, 1, 4096);
 		if (!p)
 			return -ENOMEM;
 		log->line = p;
-		log->line_cap = cap;
 	}
 	memcpy(log->line, text, len);
 	log->line[len] = '\n';

@@ -11,6 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/grow.h"
 #include "launcher/cli/launcher.h"
 #include "launcher/log/logread.h"
 #include "launcher/log/audit.h"
@@ -327,12 +328,11 @@ static void handle_lines(struct logread *r)
 int logread_available(struct logread *r)
 {
 	for (;;) {
-		if (r->cap - r->len < 65536) {
-			char *p = realloc(r->buf, r->cap + 65536);
+		if (r->cap - r->len < 65536) { /* room for a read of 64 KiB at least */
+			char *p = grow_array(r->buf, &r->cap, r->len + 65536, 1, 65536);
 			if (!p)
 				return -ENOMEM;
 			r->buf = p;
-			r->cap += 65536;
 		}
 		ssize_t n = read(r->fd, r->buf + r->len, r->cap - r->len);
 		if (n < 0 && errno == EINTR)

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/grow.h"
 #include "launcher/sandbox/env.h"
 #include "launcher/sandbox/session.h"
 
@@ -85,15 +86,13 @@ static int env_set(struct env_builder *e, const char *name, size_t len, const ch
 		e->v[at] = s;
 		return 0;
 	}
-	if (e->n + 1 >= e->cap) {
-		size_t ncap = e->cap ? e->cap * 2 : 32;
-		char **nv = realloc(e->v, ncap * sizeof *nv);
+	if (e->n + 2 > e->cap) { /* the new one and the NULL after it */
+		char **nv = grow_array(e->v, &e->cap, e->n + 2, sizeof *nv, 32);
 		if (!nv) {
 			free(s);
 			return env_fail(e, ENOMEM, "environment: out of memory");
 		}
 		e->v = nv;
-		e->cap = ncap;
 	}
 	e->v[e->n++] = s;
 	e->v[e->n] = NULL;

@@ -21,6 +21,7 @@
 #include <netlink/route/link.h>
 #include <netlink/route/route.h>
 
+#include "core/grow.h"
 #include "launcher/sandbox/netns.h"
 #include "launcher/sandbox/agent_tty.h"
 
@@ -65,12 +66,10 @@ struct plan {
 static int plan_add(struct plan *p, enum proxy_role role, int proto, int family, uint16_t port)
 {
 	if (p->n == p->cap) {
-		size_t cap = p->cap ? p->cap * 2 : 16;
-		struct netns_listener *v = realloc(p->v, cap * sizeof *v);
+		struct netns_listener *v = grow_array(p->v, &p->cap, p->n + 1, sizeof *v, 16);
 		if (!v)
 			return -ENOMEM;
 		p->v = v;
-		p->cap = cap;
 	}
 	p->v[p->n++] = (struct netns_listener){ -1, proto, family, port, role };
 	return 0;
