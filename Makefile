@@ -138,10 +138,11 @@ $(BUILD)/tests/test_audit: $(BUILD)/launcher/log/audit.o
 $(BUILD)/tests/test_audit: UNIT_EXTRA := $(BUILD)/launcher/log/audit.o $(LAUNCHER_LIBS)
 LOGREAD_OBJS := $(addprefix $(BUILD)/launcher/log/,logread.o audit.o)
 $(BUILD)/tests/test_logread: $(LOGREAD_OBJS) tests/unit/said.h
-$(BUILD)/tests/test_logread: UNIT_EXTRA := $(LOGREAD_OBJS) $(LAUNCHER_LIBS)
+$(BUILD)/tests/test_logread: UNIT_EXTRA := $(LOGREAD_OBJS) $(BUILD)/libairlock-core.a \
+	$(BUILD)/libairlock-policy.a $(LAUNCHER_LIBS)
 $(BUILD)/tests/test_log_summary: $(LOGREAD_OBJS) $(BUILD)/launcher/log/log_summary.o tests/unit/said.h
 $(BUILD)/tests/test_log_summary: UNIT_EXTRA := $(LOGREAD_OBJS) $(BUILD)/launcher/log/log_summary.o \
-	$(LAUNCHER_LIBS)
+	$(BUILD)/libairlock-core.a $(BUILD)/libairlock-policy.a $(LAUNCHER_LIBS)
 $(BUILD)/tests/test_vterm: $(BUILD)/launcher/approvals/vterm.o
 $(BUILD)/tests/test_vterm: UNIT_EXTRA := $(BUILD)/launcher/approvals/vterm.o
 # The sandbox builder: its setup operations, the mask walk, the environment, the bubblewrap
@@ -242,7 +243,8 @@ FUZZ_HUB_SRCS := $(addprefix launcher/,approvals/control.c approvals/control_lin
 	approvals/hub.c approvals/flood.c \
 	approvals/approve.c approvals/events.c approvals/prompt.c approvals/redecide.c \
 	log/audit.c)
-$(BUILD)/fuzz/fuzz_control $(BUILD)/fuzz/fuzz_approve: $(FUZZ_HUB_SRCS) $(wildcard launcher/*/*.h)
+$(BUILD)/fuzz/fuzz_control $(BUILD)/fuzz/fuzz_approve: $(FUZZ_HUB_SRCS) $(wildcard launcher/*/*.h) \
+	tests/fuzz/fuzz_hub.h
 $(BUILD)/fuzz/fuzz_control $(BUILD)/fuzz/fuzz_approve: FUZZ_EXTRA := $(FUZZ_HUB_SRCS) -ljson-c
 
 fuzz-smoke: $(FUZZ_BINS)

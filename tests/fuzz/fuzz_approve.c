@@ -18,12 +18,9 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "launcher/approvals/control.h"
-#include "launcher/approvals/hub.h"
-#include "launcher/log/audit.h"
-#include "launcher/approvals/approve.h"
-#include "policy/policy.h"
 #include "core/channel.h"
+#include "fuzz_hub.h"
+#include "policy/policy.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -46,51 +43,33 @@ static const struct policy_image *image(void)
 	return img;
 }
 
-static void dispatch(struct control *c, struct approvals *a, struct hub *h)
+/*
+ * The channel's listener, made at the first call in a scratch directory and kept for the whole
+ * run (binding a file per input is slow); *path: its path.  Aborts when it cannot be made.
+ */
+static int listener(const char **path)
 {
-	control_dispatch(c);
-	approve_dispatch(a);
-	hub_tick(h);
-}
-
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
-{
-	static const struct control_info info = { "0123456789abcdef", "agent", "/dev/null", 60, true };
-	static char dir[64], path[96];
-	static int lfd = -1; /* one listener for the whole run: binding a file per input is slow */
-	char err[256], sink[65536];
-	struct hub hub;
-	signal(SIGPIPE, SIG_IGN);
+	static char dir[64], sock[96];
+	static int lfd = -1;
 	if (!dir[0]) {
 		snprintf(dir, sizeof dir, "/tmp/airlock-fuzz-approve.XXXXXX");
 		if (!mkdtemp(dir))
 			abort();
-		snprintf(path, sizeof path, "%s/channel", dir);
-		lfd = channel_listen(path);
+		snprintf(sock, sizeof sock, "%s/channel", dir);
+		lfd = channel_listen(sock);
 	}
-	struct audit_log *log = audit_open("/dev/null", "0123456789abcdef", err, sizeof err);
-	if (lfd < 0 || !log || hub_init(&hub, log) != 0)
+	if (lfd < 0)
 		abort();
-	struct control *c = control_new(NULL, &info, &hub_control_ops, &hub, err, sizeof err);
-	struct approve_options ao = { .mode = APPROVE_HEADLESS, .ask_timeout = 60, .img = image(),
-				      .log = log, .control = c, .pty = -1 };
-	struct approvals *a = c ? approve_new(lfd, &ao, err, sizeof err) : NULL;
-	if (!a)
-		abort();
-	hub_set_control(&hub, c);
-	hub.approvals = a;
-	uint8_t flags = size ? data[0] : 0;
-	int ctl[2] = { -1, -1 };
-	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, ctl) == 0 &&
-	    control_adopt(c, ctl[0], true) != 0)
-		ctl[1] = -1;
-	if ((flags & 1) && ctl[1] >= 0) { /* the human's client is gone before anything happens */
-		close(ctl[1]);
-		ctl[1] = -1;
-	}
-	int ch[2] = { channel_connect(path), channel_connect(path) };
-	dispatch(c, a, &hub);
-	size_t off = size ? 1 : 0;
+	*path = sock;
+	return lfd;
+}
+
+/* Sends each record as a datagram, on ch[0] and ch[1] in turn, a round of the loop after each. */
+static void send_records(struct fuzz_hub *f, int ctl[2], const int ch[2], const uint8_t *data,
+			 size_t size, uint8_t flags)
+{
+	char sink[65536];
+	size_t off = 0;
 	for (int k = 0; off + 2 <= size; k++) {
 		size_t n = (size_t)data[off] | (size_t)data[off + 1] << 8;
 		off += 2;
@@ -100,7 +79,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (fd >= 0)
 			(void)send(fd, data + off, n, MSG_DONTWAIT | MSG_NOSIGNAL);
 		off += n;
-		dispatch(c, a, &hub);
+		fuzz_hub_round(f);
 		if (ctl[1] >= 0 && (flags & 2) && k == 3) { /* leaves mid-way, asks waiting */
 			close(ctl[1]);
 			ctl[1] = -1;
@@ -111,6 +90,30 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			while (ch[j] >= 0 && recv(ch[j], sink, sizeof sink, MSG_DONTWAIT) > 0)
 				;
 	}
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	const char *path;
+	int lfd;
+	struct fuzz_hub f;
+	signal(SIGPIPE, SIG_IGN);
+	lfd = listener(&path);
+	if (fuzz_hub_open(&f, lfd, image()) != 0)
+		abort();
+	uint8_t flags = size ? data[0] : 0;
+	int ctl[2] = { -1, -1 };
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, ctl) == 0 &&
+	    control_adopt(f.control, ctl[0], true) != 0)
+		ctl[1] = -1;
+	if ((flags & 1) && ctl[1] >= 0) { /* the human's client is gone before anything happens */
+		close(ctl[1]);
+		ctl[1] = -1;
+	}
+	int ch[2] = { channel_connect(path), channel_connect(path) };
+	fuzz_hub_round(&f);
+	if (size)
+		send_records(&f, ctl, ch, data + 1, size - 1, flags);
 	if (ctl[1] >= 0 && (flags & 4)) /* answers the first ask, allow, and leaves at once */
 		(void)!write(ctl[1], "{\"type\":\"answer\",\"id\":1,\"answer\":\"allow\"}\n", 42);
 	for (int j = 0; j < 2; j++)
@@ -118,14 +121,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			close(ch[j]), ch[j] = -1; /* the asking process goes away */
 	if (ctl[1] >= 0)
 		close(ctl[1]);
-	dispatch(c, a, &hub);
-	dispatch(c, a, &hub);
+	fuzz_hub_round(&f);
+	fuzz_hub_round(&f);
 	for (int j = 0; j < 2; j++)
 		if (ch[j] >= 0)
 			close(ch[j]);
-	approve_free(a);
-	hub_release(&hub);
-	control_free(c);
-	audit_close(log);
+	fuzz_hub_close(&f);
 	return 0;
 }

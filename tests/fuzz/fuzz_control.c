@@ -16,10 +16,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "launcher/approvals/control.h"
-#include "launcher/approvals/hub.h"
-#include "launcher/log/audit.h"
-#include "launcher/approvals/approve.h"
+#include "fuzz_hub.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -32,58 +29,45 @@ static void done(void *arg, enum policy_decision d, const char *by)
 	(void)by;
 }
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+/* Connects the clients (the first one the human's); sv[i][1] is client i's end, -1 if none. */
+static void connect_clients(struct control *c, int sv[CLIENTS][2])
 {
-	static const struct control_info info = { "0123456789abcdef", "agent", "/dev/null", 60, true };
-	char err[256], sink[65536];
-	int sv[CLIENTS][2], listen_fd[2];
-	struct hub hub;
-	signal(SIGPIPE, SIG_IGN);
-	/* the log goes nowhere, but through audit.c: its tap is what broadcasts */
-	struct audit_log *log = audit_open("/dev/null", "0123456789abcdef", err, sizeof err);
-	if (!log || hub_init(&hub, log) != 0 ||
-	    socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0, listen_fd) != 0) {
-		audit_close(log);
-		return 0;
-	}
-	struct control *c = control_new(NULL, &info, &hub_control_ops, &hub, err, sizeof err);
-	struct approve_options ao = { .mode = APPROVE_HEADLESS, .ask_timeout = 60, .log = log,
-				      .control = c, .pty = -1 };
-	/* one end of a socketpair stands in for the channel's listener: it never accepts */
-	struct approvals *a = c ? approve_new(listen_fd[0], &ao, err, sizeof err) : NULL;
-	if (!a)
-		goto out;
-	hub_set_control(&hub, c);
-	hub.approvals = a;
-	uint8_t mode = size ? data[0] : 0;
 	for (int i = 0; i < CLIENTS; i++) {
 		sv[i][0] = sv[i][1] = -1;
 		if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv[i]) != 0 ||
 		    control_adopt(c, sv[i][0], i == 0) != 0)
 			sv[i][1] = -1;
 	}
-	(void)approve_ask_connect(a, "a.example", 443, -1, done, NULL);
-	(void)approve_ask_connect(a, "b.example", 443, -1, done, NULL);
-	size_t off = size ? 1 : 0;
-	for (int k = 0; off < size; k++) {
+}
+
+/* Sends data in 512-byte pieces, client after client, a round of the loop after each. */
+static void send_pieces(struct fuzz_hub *f, int sv[CLIENTS][2], const uint8_t *data, size_t size,
+			uint8_t mode)
+{
+	char sink[65536];
+	for (int k = 0; size > 0; k++) {
 		int i = k % CLIENTS;
-		size_t n = size - off > 512 ? 512 : size - off;
-		if (sv[i][1] >= 0 && write(sv[i][1], data + off, n) < 0) {
+		size_t n = size > 512 ? 512 : size;
+		if (sv[i][1] >= 0 && write(sv[i][1], data, n) < 0) {
 			close(sv[i][1]);
 			sv[i][1] = -1;
 		}
-		off += n;
+		data += n;
+		size -= n;
 		if (sv[i][1] >= 0 && (mode >> i) & 1) { /* leaves before the launcher reads */
 			close(sv[i][1]);
 			sv[i][1] = -1;
 		}
-		control_dispatch(c);
-		approve_dispatch(a);
-		hub_tick(&hub);
+		fuzz_hub_round(f);
 		for (int j = 0; j < CLIENTS; j++)
 			while (sv[j][1] >= 0 && recv(sv[j][1], sink, sizeof sink, MSG_DONTWAIT) > 0)
 				;
 	}
+}
+
+/* Each client still there ends its last line, some leave at once, then all leave. */
+static void end_clients(struct fuzz_hub *f, int sv[CLIENTS][2], uint8_t mode)
+{
 	for (int i = 0; i < CLIENTS; i++)
 		if (sv[i][1] >= 0) {
 			(void)!write(sv[i][1], "\n", 1);
@@ -92,18 +76,33 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				sv[i][1] = -1;
 			}
 		}
-	control_dispatch(c);
-	approve_dispatch(a);
+	control_dispatch(f->control);
+	approve_dispatch(f->approvals);
 	for (int i = 0; i < CLIENTS; i++)
 		if (sv[i][1] >= 0)
 			close(sv[i][1]);
-	control_dispatch(c);
-	approve_dispatch(a);
-out:
-	approve_free(a);
-	hub_release(&hub);
-	control_free(c);
-	audit_close(log);
+	control_dispatch(f->control);
+	approve_dispatch(f->approvals);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	int sv[CLIENTS][2], listen_fd[2];
+	struct fuzz_hub f;
+	signal(SIGPIPE, SIG_IGN);
+	/* one end of a socketpair stands in for the channel's listener: it never accepts */
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0, listen_fd) != 0)
+		return 0;
+	if (fuzz_hub_open(&f, listen_fd[0], NULL) == 0) {
+		uint8_t mode = size ? data[0] : 0;
+		connect_clients(f.control, sv);
+		(void)approve_ask_connect(f.approvals, "a.example", 443, -1, done, NULL);
+		(void)approve_ask_connect(f.approvals, "b.example", 443, -1, done, NULL);
+		if (size)
+			send_pieces(&f, sv, data + 1, size - 1, mode);
+		end_clients(&f, sv, mode);
+		fuzz_hub_close(&f);
+	}
 	close(listen_fd[0]);
 	close(listen_fd[1]);
 	return 0;
