@@ -266,7 +266,8 @@ fuzz: $(FUZZ_BINS)
 		grep -E '^(Done|stat::number_of_executed_units)' $(BUILD)/fuzz/$$n.log; done
 
 # ---- benchmarks -------------------------------------------------------------
-$(BUILD)/bench/%: tests/bench/%.c $(BUILD)/libairlock-policy.a $(BUILD)/libairlock-core.a
+$(BUILD)/bench/%: tests/bench/%.c tests/bench/bench_time.h $(BUILD)/libairlock-policy.a \
+		$(BUILD)/libairlock-core.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -O2 -o $@ $< $(BUILD)/libairlock-core.a $(BUILD)/libairlock-policy.a \
 		$(LDFLAGS_ALL) $(YAML_LIBS) -lpthread

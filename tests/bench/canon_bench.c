@@ -9,6 +9,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench_time.h"
 #include "core/canon.h"
 
 #define BATCHES 21
@@ -35,25 +36,6 @@ static char abs_paths[2][PATH_MAX + 64];
 static const char *path_at(size_t i)
 {
 	return i < NPATHS - 2 ? paths[i] : abs_paths[i - (NPATHS - 2)];
-}
-
-static double now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return (x > y) - (x < y);
-}
-
-static double median(double *v, size_t n)
-{
-	qsort(v, n, sizeof *v, cmp_double);
-	return v[n / 2];
 }
 
 static void touch(const char *p)

@@ -6,6 +6,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "bench_time.h"
 #include "policy/policy.h"
 
 #define BATCHES 15
@@ -35,25 +36,6 @@ static void put(struct text *t, const char *fmt, ...)
 		if (!t->s)
 			abort();
 	}
-}
-
-static double now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return (x > y) - (x < y);
-}
-
-static double median(double *v, size_t n)
-{
-	qsort(v, n, sizeof *v, cmp_double);
-	return v[n / 2];
 }
 
 /*
