@@ -36,25 +36,6 @@ const char *channel_action_name(unsigned action)
 	}
 }
 
-static const char *const decided_by_names[CHANNEL_DECIDED_BY_MAX] = {
-	[CHANNEL_BY_POLICY] = "policy",   [CHANNEL_BY_HUMAN] = "human",
-	[CHANNEL_BY_SESSION] = "session", [CHANNEL_BY_DEFAULT] = "default",
-	[CHANNEL_BY_TIMEOUT] = "timeout",
-};
-
-const char *channel_decided_by_name(enum channel_decided_by d)
-{
-	return (unsigned)d < CHANNEL_DECIDED_BY_MAX ? decided_by_names[d] : "?";
-}
-
-int channel_decided_by_parse(const char *s)
-{
-	for (int i = 0; s && i < CHANNEL_DECIDED_BY_MAX; i++)
-		if (strcmp(decided_by_names[i], s) == 0)
-			return i;
-	return -1;
-}
-
 /* ---- Little-endian fields ------------------------------------------------ */
 
 static void put_u16(uint8_t *p, uint16_t v)

@@ -4,6 +4,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 #include <sys/socket.h>
 
 #include "policy/policy.h"
@@ -141,12 +142,34 @@ const char *channel_args_next(struct channel_args *it, size_t *len);
 const char *channel_type_name(enum channel_type t);
 const char *channel_source_name(enum channel_source s);
 const char *channel_action_name(unsigned action);
-const char *channel_decided_by_name(enum channel_decided_by d);
+
+/*
+ * "policy", "human", "session", "default", "timeout" ("?" out of range):
+ * the audit log's `decided_by`.  Static storage.  This table and the parse
+ * below are inline here, not in channel.c: the TUI, which links no part of
+ * the core (tests/tui builds it alone), reads these words in its events.
+ */
+static inline const char *channel_decided_by_name(enum channel_decided_by d)
+{
+	static const char *const names[CHANNEL_DECIDED_BY_MAX] = {
+		[CHANNEL_BY_POLICY] = "policy",	  [CHANNEL_BY_HUMAN] = "human",
+		[CHANNEL_BY_SESSION] = "session", [CHANNEL_BY_DEFAULT] = "default",
+		[CHANNEL_BY_TIMEOUT] = "timeout",
+	};
+	return (unsigned)d < CHANNEL_DECIDED_BY_MAX ? names[d] : "?";
+}
+
 /*
  * The enum channel_decided_by named s ("policy", "human", "session",
  * "default", "timeout": the audit log's `decided_by`), or -1 (s NULL too).
  */
-int channel_decided_by_parse(const char *s);
+static inline int channel_decided_by_parse(const char *s)
+{
+	for (int i = 0; s && i < CHANNEL_DECIDED_BY_MAX; i++)
+		if (strcmp(channel_decided_by_name((enum channel_decided_by)i), s) == 0)
+			return i;
+	return -1;
+}
 
 /* ---- Encode / decode: no allocation, no locks, async-signal-safe ---------- */
 

@@ -113,6 +113,11 @@ unsigned policy_file_action_parse(const char *s)
 	return v < 0 ? 0 : (unsigned)v;
 }
 
+int policy_network_mode_parse(const char *s)
+{
+	return policy_word_parse(policy_network_mode_words, COUNT(policy_network_mode_words), s);
+}
+
 int policy_error_format(const struct policy_error *err, char *buf, size_t size)
 {
 	if (err->line)

@@ -136,6 +136,8 @@ int policy_word_parse(const struct policy_word *words, size_t n, const char *s);
 int policy_decision_parse(const char *s);
 /* The POLICY_FILE_* bit named s ("read", "write", "exec"), or 0. */
 unsigned policy_file_action_parse(const char *s);
+/* The network mode named s ("proxy", "none", "host"), or -1. */
+int policy_network_mode_parse(const char *s);
 
 /* ---- Errors ------------------------------------------------------------- */
 

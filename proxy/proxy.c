@@ -12,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/channel.h"
 #include "proxy/accept.h"
 #include "proxy/addr.h"
 #include "proxy/conn.h"
@@ -76,7 +77,7 @@ static void report(struct conn *c, enum policy_decision d)
 		.destination = dst,
 		.via = proxy_role_name(c->role),
 		.decision = d,
-		.decided_by = c->by ? c->by : "policy",
+		.decided_by = c->by ? c->by : channel_decided_by_name(CHANNEL_BY_POLICY),
 		.rule = c->v.rule,
 		.why = c->why,
 		.bytes_up = c->relaying ? c->relay.side[RELAY_UP].bytes : 0,

@@ -487,9 +487,7 @@ static void drop_client(struct approvals *a, size_t idx)
 
 static void launcher_refusal(struct approvals *a, pid_t pid, const char *msg)
 {
-	struct audit_event ev = { .source = "launcher", .pid = pid, .decision = "deny",
-				  .response_time_ms = -1, .message = msg };
-	(void)audit_write(a->opt.log, &ev);
+	(void)audit_launcher_note(a->opt.log, pid, policy_decision_name(POLICY_DENY), msg);
 }
 
 /* A bad message or a refused connection, logged and said at most FLOOD_BURST a second per peer. */

@@ -132,7 +132,30 @@ enum control_answer {
 	CONTROL_DENY,
 	CONTROL_ALLOW_SESSION,
 	CONTROL_DENY_SESSION,
+	CONTROL_ANSWER_MAX
 };
+
+/*
+ * The answer's name on the wire: "allow", "deny", "allow-session",
+ * "deny-session" (or "?").  Static storage.  Here and not in a .c file: the
+ * TUI, which links no part of the launcher, says its answers with it.
+ */
+static inline const char *control_answer_name(enum control_answer a)
+{
+	static const char *const names[CONTROL_ANSWER_MAX] = {
+		[CONTROL_ALLOW] = "allow",
+		[CONTROL_DENY] = "deny",
+		[CONTROL_ALLOW_SESSION] = "allow-session",
+		[CONTROL_DENY_SESSION] = "deny-session",
+	};
+	return (unsigned)a < CONTROL_ANSWER_MAX ? names[a] : "?";
+}
+
+/* True for the answers that allow (CONTROL_ALLOW, CONTROL_ALLOW_SESSION). */
+static inline bool control_answer_allows(enum control_answer a)
+{
+	return a == CONTROL_ALLOW || a == CONTROL_ALLOW_SESSION;
+}
 
 /* What the launcher is told.  Any may be NULL. */
 struct control_ops {

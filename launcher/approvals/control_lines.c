@@ -187,9 +187,8 @@ char *control_line_answered(uint64_t id, const char *decision, const char *decid
 
 static bool parse_answer(const char *s, enum control_answer *a)
 {
-	static const char *const names[] = { "allow", "deny", "allow-session", "deny-session" };
-	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
-		if (strcmp(s, names[i]) == 0) {
+	for (int i = 0; i < CONTROL_ANSWER_MAX; i++)
+		if (strcmp(s, control_answer_name((enum control_answer)i)) == 0) {
 			*a = (enum control_answer)i;
 			return true;
 		}

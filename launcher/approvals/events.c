@@ -53,7 +53,7 @@ void events_log(struct audit_log *log, const struct policy_image *img, const str
 		pid_t pid, enum policy_decision d, enum channel_decided_by by, long response_ms,
 		const char *message)
 {
-	struct audit_event ev = { .source = "shim", .pid = pid, .response_time_ms = response_ms,
+	struct audit_event ev = { .source = AUDIT_SOURCE_SHIM, .pid = pid, .response_time_ms = response_ms,
 				  .message = message };
 	char rule[1100], dst[300];
 	const char *args[256];

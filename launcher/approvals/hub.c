@@ -20,7 +20,7 @@ static long long mono_ms(void)
 static void answer(void *ctx, uint64_t id, enum control_answer a)
 {
 	struct hub *h = ctx;
-	enum policy_decision d = (a == CONTROL_ALLOW || a == CONTROL_ALLOW_SESSION) ? POLICY_ALLOW
+	enum policy_decision d = control_answer_allows(a) ? POLICY_ALLOW
 										    : POLICY_DENY;
 	if (h->approvals)
 		(void)approve_answer(h->approvals, id, d,
@@ -42,10 +42,7 @@ static void quit(void *ctx)
 
 static void log_refusal(struct hub *h, pid_t peer, const char *why)
 {
-	struct audit_event ev = { .source = "launcher", .pid = peer, .decision = "deny",
-				  .response_time_ms = -1, .message = why };
-	if (h->log)
-		(void)audit_write(h->log, &ev);
+	(void)audit_launcher_note(h->log, peer, policy_decision_name(POLICY_DENY), why);
 }
 
 static void malformed(void *ctx, pid_t peer, const char *why)

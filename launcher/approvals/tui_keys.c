@@ -208,10 +208,10 @@ static void key_function(struct tui *t, wint_t k)
 static void key_command(struct tui *t, wint_t k)
 {
 	switch (k) {
-	case 'y': case 'Y': tui_answer(t, "allow"); break;
-	case 'n': case 'N': tui_answer(t, "deny"); break;
-	case 'a': case 'A': tui_answer(t, "allow-session"); break;
-	case 'b': case 'B': tui_answer(t, "deny-session"); break;
+	case 'y': case 'Y': tui_answer(t, CONTROL_ALLOW); break;
+	case 'n': case 'N': tui_answer(t, CONTROL_DENY); break;
+	case 'a': case 'A': tui_answer(t, CONTROL_ALLOW_SESSION); break;
+	case 'b': case 'B': tui_answer(t, CONTROL_DENY_SESSION); break;
 	case '\t': case 0x1d: toggle_focus(t); break;
 	case '/':
 		t->mode = MODE_FILTER;

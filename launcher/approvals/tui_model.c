@@ -14,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <json-c/json.h>
+#include "core/channel.h"
 #include "launcher/approvals/control.h"
 #include "launcher/approvals/tui_state.h"
 
@@ -235,8 +236,8 @@ static void add_event(struct tui *t, json_object *ev)
 	} else if (!has_what) {
 		sb_add(&what, "(event)");
 	}
-	if (decided_by && (!strcmp(decided_by, "human") || !strcmp(decided_by, "session") ||
-			   !strcmp(decided_by, "timeout") || (!strcmp(decided_by, "default") && !rl))) {
+	int by = channel_decided_by_parse(decided_by);
+	if (by >= 0 && by != CHANNEL_BY_POLICY && (by != CHANNEL_BY_DEFAULT || !rl)) {
 		sb_add(&rule, decided_by);
 		if (rl)
 			sb_add(&rule, " ");
@@ -344,7 +345,7 @@ static void set_note(struct tui *t, const char *msg)
  * place since (it went, was answered, or was sent again), nor one shown for less than
  * GUARD_MS, nor, with an allow, one whose who and what were not all on screen.
  */
-void tui_answer(struct tui *t, const char *ans)
+void tui_answer(struct tui *t, enum control_answer ans)
 {
 	struct ask *a = NULL;
 	for (size_t i = 0; t->shown.seq && i < t->nasks && !a; i++)
@@ -361,7 +362,7 @@ void tui_answer(struct tui *t, const char *ans)
 		set_note(t, "key ignored: the request just changed; read it first");
 		return;
 	}
-	if (!t->shown.whole && !strncmp(ans, "allow", 5)) {
+	if (!t->shown.whole && control_answer_allows(ans)) {
 		set_note(t, "Y/A refused: the request is not all on screen");
 		return;
 	}
@@ -370,8 +371,8 @@ void tui_answer(struct tui *t, const char *ans)
 		return;
 	json_object_object_add(o, "type", json_object_new_string("answer"));
 	json_object_object_add(o, "id", json_object_new_int64(a->id));
-	json_object_object_add(o, "answer", json_object_new_string(ans));
-	a->sent = ans;
+	json_object_object_add(o, "answer", json_object_new_string(control_answer_name(ans)));
+	a->sent = control_answer_name(ans);
 	t->note_until = 0;
 	send_obj(t, o);
 	t->dirty = true;

@@ -20,6 +20,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include "launcher/approvals/control.h"
 #include "launcher/approvals/tui.h"
 
 #define ACT_MAX 10000      /* activity rows kept (a ring) */
@@ -151,8 +152,8 @@ bool tui_act_matches(const struct tui *t, const struct act_row *r);
 /* The ask the panel shows: the oldest one not answered yet, else the oldest; NULL when none. */
 struct ask *tui_current_ask(const struct tui *t);
 
-/* Y/N/A/B: answers ("allow", "deny", "allow-session", "deny-session") the ask t->shown names, if it may. */
-void tui_answer(struct tui *t, const char *ans);
+/* Y/N/A/B: answers (CONTROL_ALLOW, _DENY, _ALLOW_SESSION, _DENY_SESSION) the ask t->shown names, if it may. */
+void tui_answer(struct tui *t, enum control_answer ans);
 
 /* ---- tui_draw.c: the screen ------------------------------------------------------------ */
 

@@ -10,8 +10,11 @@
 
 #include <json-c/json.h>
 
+#include "core/channel.h"
 #include "launcher/cli/launcher.h"
+#include "launcher/log/audit.h"
 #include "launcher/log/logread.h"
+#include "policy/policy.h"
 
 #define LOG_SYNOPSIS                                                                      \
 	"usage: airlock log [FILE] [--session ID] [--decision allow|deny|ask]\n"          \
@@ -68,8 +71,8 @@ struct log_args {
 	bool color;
 };
 
-static const char *const decisions[] = { "allow", "deny", "ask", NULL };
-static const char *const sources[] = { "shim", "proxy", "launcher", NULL };
+static const char *const sources[] = { AUDIT_SOURCE_SHIM, AUDIT_SOURCE_PROXY, AUDIT_SOURCE_LAUNCHER,
+				       NULL };
 
 /* ---- the command line ---------------------------------------------------- */
 
@@ -103,7 +106,7 @@ static int parse_option(int argc, char **argv, int *i, struct log_args *a)
 	if ((r = option_value(argc, argv, i, "--session", &a->filter.session)) != 0)
 		return r;
 	if ((r = option_value(argc, argv, i, "--decision", &a->filter.decision)) != 0)
-		return r < 0 || one_of(a->filter.decision, decisions)
+		return r < 0 || policy_decision_parse(a->filter.decision) >= 0
 			       ? r
 			       : usage_error("--decision must be allow, deny or ask, not '%s'",
 					     a->filter.decision);
@@ -160,14 +163,13 @@ static int parse_args(int argc, char **argv, struct log_args *a)
 
 static void put_decision(FILE *f, const char *d, bool color)
 {
-	const char *c = NULL;
+	static const char *const colors[POLICY_DECISION_MAX] = {
+		[POLICY_ALLOW] = "\033[32m", [POLICY_ASK] = "\033[1;33m", [POLICY_DENY] = "\033[1;31m"
+	};
+	int v = policy_decision_parse(d);
+	const char *c = color && v >= 0 ? colors[v] : NULL;
 	if (!d)
 		d = "-";
-	if (color)
-		c = strcmp(d, "deny") == 0    ? "\033[1;31m"
-		    : strcmp(d, "ask") == 0   ? "\033[1;33m"
-		    : strcmp(d, "allow") == 0 ? "\033[32m"
-					      : NULL;
 	if (c)
 		fputs(c, f);
 	logread_put_text(f, d);
@@ -184,7 +186,7 @@ static void put_why(FILE *f, json_object *ev)
 	const char *rule = logread_str(ev, "rule"), *by = logread_str(ev, "decided_by");
 	long long ms = logread_num(ev, "response_time_ms");
 	const char *sep = "  [";
-	if (by && strcmp(by, "policy") == 0)
+	if (channel_decided_by_parse(by) == CHANNEL_BY_POLICY)
 		by = rule ? NULL : "the policy's default"; /* with a rule, the rule says it */
 	if (rule) {
 		fputs(sep, f);

@@ -260,7 +260,8 @@ int cmd_run(int argc, char **argv)
 	if (r.o.no_sandbox)
 		airlock_err("run: warning: --no-sandbox: no kernel sandbox, only the shim and the "
 			    "audit log (which says so)");
-	if ((st = run_log_start(r.log, r.program, &r.src, &rep, r.o.no_sandbox)) < 0) {
+	if ((st = run_log_start(r.log, r.program, &r.src, &rep,
+				r.o.no_sandbox ? NULL : r.backend->name)) < 0) {
 		/* the log is the one record: no session runs without its first line */
 		run_end_control(&r, RUN_EXIT_FAILED);
 		airlock_err("run: cannot write the audit log %s: %s: the agent was not started; free "

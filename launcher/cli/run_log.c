@@ -9,14 +9,6 @@
 #include "launcher/cli/run_log.h"
 #include "launcher/sandbox/seccomp.h"
 
-void run_log_event(struct audit_log *log, const char *decision, const char *message)
-{
-	struct audit_event ev = { .source = "launcher", .pid = getpid(), .decision = decision,
-				  .response_time_ms = -1, .message = message };
-	if (log)
-		(void)audit_write(log, &ev);
-}
-
 /* The seccomp filter's groups, + "process_spawn" when the policy forbids it; malloc'ed, NULL-terminated. */
 static const char **refused_groups(const struct policy *p)
 {
@@ -35,25 +27,25 @@ static const char **refused_groups(const struct policy *p)
 }
 
 int run_log_start(struct audit_log *log, const char *program, const struct policy_source *src,
-		  const struct sandbox_report *rep, bool no_sandbox)
+		  const struct sandbox_report *rep, const char *sandbox)
 {
 	struct audit_session_start start = { .program = program, .policy = src->name,
-					     .workspace = src->workspace, .sandbox = "none" };
+					     .workspace = src->workspace, .sandbox = AUDIT_SANDBOX_NONE };
 	char message[PATH_MAX + 128];
 	const char **groups = NULL;
-	if (!no_sandbox) {
+	if (sandbox) {
 		if (!(groups = refused_groups(src->policy)))
 			return -ENOMEM;
-		start.sandbox = "bubblewrap";
+		start.sandbox = sandbox;
 		start.network = policy_network_mode_name(src->policy->sandbox.network);
 		start.masked = rep->masks;
 		start.masks_capped = rep->masks_capped;
 		start.seccomp = groups;
 	}
 	snprintf(message, sizeof message, "session started: %s%s", program,
-		 no_sandbox ? "; NO kernel sandbox (--no-sandbox): the shim and this log only" : "");
+		 !sandbox ? "; NO kernel sandbox (--no-sandbox): the shim and this log only" : "");
 	/* the session's start is no decision */
-	struct audit_event ev = { .source = "launcher", .pid = getpid(), .event = AUDIT_SESSION_START,
+	struct audit_event ev = { .source = AUDIT_SOURCE_LAUNCHER, .pid = getpid(), .event = AUDIT_SESSION_START,
 				  .start = &start, .response_time_ms = -1, .message = message };
 	(void)audit_write(log, &ev);
 	free(groups);
@@ -75,7 +67,7 @@ void run_log_end(struct audit_log *log, int status, const struct approvals *appr
 	struct audit_traffic total = { .bytes_up = ps.bytes_up, .bytes_down = ps.bytes_down,
 				       .duration_ms = -1 };
 	snprintf(message, sizeof message, "session ended: exit status %d", status);
-	struct audit_event ev = { .source = "launcher", .pid = getpid(), .event = AUDIT_SESSION_END,
+	struct audit_event ev = { .source = AUDIT_SOURCE_LAUNCHER, .pid = getpid(), .event = AUDIT_SESSION_END,
 				  .response_time_ms = -1, .end = &end, .traffic = &total,
 				  .message = message };
 	if (log)
@@ -97,7 +89,7 @@ void run_log_proxy(struct audit_log *log, const struct policy_image *img,
 		snprintf(rule, sizeof rule, "%s:%u", info.file, info.line);
 	struct audit_traffic traffic = { .bytes_up = ev->bytes_up, .bytes_down = ev->bytes_down,
 					 .duration_ms = (long)ev->duration_ms, .via = ev->via };
-	struct audit_event ae = { .source = "proxy", .network_dst = ev->destination,
+	struct audit_event ae = { .source = AUDIT_SOURCE_PROXY, .network_dst = ev->destination,
 				  .decision = policy_decision_name(ev->decision),
 				  .decided_by = ev->decided_by, .rule = described ? rule : NULL,
 				  .reason = described ? info.reason : NULL, .response_time_ms = -1,

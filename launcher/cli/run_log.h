@@ -11,23 +11,15 @@
 #include "proxy/proxy.h"
 
 /*
- * A launcher event that is no decision (decision NULL: a note such as
- * "ending the agent: ...") or the launcher's own refusal (decision "deny"),
- * with message for people.  Nothing when log is NULL; a failed write is
- * left to audit_error().
- */
-void run_log_event(struct audit_log *log, const char *decision, const char *message);
-
-/*
  * The session's first event (event session_start, before the agent starts):
  * program (absolute), the policy src names and its workspace, and the
- * sandbox: none when no_sandbox, else bubblewrap with src's sandbox.network,
- * rep's masks and the seccomp filter's groups (process_spawn too when the
- * policy forbids it).  Returns 0, or audit_error()'s -errno when the event
+ * sandbox: AUDIT_SANDBOX_NONE when sandbox is NULL (--no-sandbox), else
+ * sandbox (the backend's name) with src's sandbox.network, rep's masks and
+ * the seccomp filter's groups (process_spawn too when the policy forbids it).  Returns 0, or audit_error()'s -errno when the event
  * is not in the log (-ENOMEM when it could not be built).
  */
 int run_log_start(struct audit_log *log, const char *program, const struct policy_source *src,
-		  const struct sandbox_report *rep, bool no_sandbox);
+		  const struct sandbox_report *rep, const char *sandbox);
 
 /*
  * The session's last event (event session_end): exit status, the

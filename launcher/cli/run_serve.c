@@ -142,15 +142,16 @@ static void enforce(struct run *r, struct loop *l)
 		approve_end(r->approvals); /* asks that came since: denied at once */
 	if (r->hub.quit_requested && l->kill_at < 0) {
 		r->hub.quit_requested = false;
-		run_log_event(r->log, NULL, "ending the agent: asked on the control socket "
-					   "(TUI or airlock attach)");
+		(void)audit_launcher_note(r->log, getpid(), NULL, "ending the agent: asked on the "
+							  "control socket (TUI or airlock attach)");
 		forward(r, SIGTERM);
 		l->kill_at = mono_ms() + 2000;
 	}
 	if (l->limit >= 0 && !l->timed_out && mono_ms() >= l->start + l->limit) {
 		l->timed_out = true;
-		run_log_event(r->log, "deny", "time limit reached (limits session_timeout "
-					     "/ exec_timeout): ending the agent");
+		(void)audit_launcher_note(r->log, getpid(), policy_decision_name(POLICY_DENY),
+					  "time limit reached (limits session_timeout / exec_timeout): "
+					  "ending the agent");
 		airlock_err("run: time limit reached: ending the agent");
 		forward(r, SIGTERM);
 		l->kill_at = mono_ms() + 2000;
@@ -202,11 +203,13 @@ int run_serve(struct run *r)
 		;
 	bool stood = r->o.no_sandbox || r->backend->ready(r->sandbox);
 	if (!stood && !l.timed_out && !l.unrecorded) {
+		char msg[128];
 		/* the backend says when the sandbox stands (bwrap: --info-fd): it never did */
 		airlock_err("run: %s could not set up the sandbox (its message is above); "
 			    "`airlock doctor` says what this machine lacks, --no-sandbox runs without "
 			    "the kernel layer", r->backend->name);
-		run_log_event(r->log, "deny", "bubblewrap could not set up the sandbox");
+		snprintf(msg, sizeof msg, "%s could not set up the sandbox", r->backend->name);
+		(void)audit_launcher_note(r->log, getpid(), policy_decision_name(POLICY_DENY), msg);
 		return RUN_EXIT_FAILED;
 	}
 	return l.timed_out ? RUN_EXIT_TIMEOUT : l.status < 0 ? RUN_EXIT_FAILED : l.status;

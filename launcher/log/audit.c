@@ -508,6 +508,13 @@ int audit_write(struct audit_log *log, const struct audit_event *ev)
 	return log->error;
 }
 
+int audit_launcher_note(struct audit_log *log, pid_t pid, const char *decision, const char *message)
+{
+	struct audit_event ev = { .source = AUDIT_SOURCE_LAUNCHER, .pid = pid, .decision = decision,
+				  .response_time_ms = -1, .message = message };
+	return log ? audit_write(log, &ev) : 0;
+}
+
 int audit_error(const struct audit_log *log)
 {
 	return log->error;

@@ -10,6 +10,14 @@
 
 struct audit_log;
 
+/* Who wrote an event (its "source" field): the shim, the egress proxy, the launcher itself. */
+#define AUDIT_SOURCE_SHIM "shim"
+#define AUDIT_SOURCE_PROXY "proxy"
+#define AUDIT_SOURCE_LAUNCHER "launcher"
+
+/* A session_start's "sandbox" under --no-sandbox; else the sandbox backend's name (backend.h). */
+#define AUDIT_SANDBOX_NONE "none"
+
 /* What a launcher event says happened (its "event" field); decisions have none. */
 #define AUDIT_SESSION_START "session_start"
 #define AUDIT_SESSION_END "session_end"
@@ -19,7 +27,7 @@ struct audit_session_start {
 	const char *program;   /* "program": the agent's program, an absolute path */
 	const char *policy;    /* "policy": the policy file loaded, or "<default>" for the built-in one */
 	const char *workspace; /* "workspace": what ./ stands for, absolute and canonical */
-	const char *sandbox;   /* "sandbox": the kernel layer, "bubblewrap", or "none" (--no-sandbox) */
+	const char *sandbox;   /* "sandbox": the kernel layer, "bubblewrap", or AUDIT_SANDBOX_NONE (--no-sandbox) */
 	/* the sandbox's parts: NULL (left out), 0 and false when there is none */
 	const char *network;   /* "network": the policy's sandbox.network: "proxy", "none", "host" */
 	unsigned long masked;  /* "masked": paths masked (a deny-read rule or the mandatory list names them) */
@@ -55,7 +63,7 @@ struct audit_traffic {
  * (named at each).
  */
 struct audit_event {
-	const char *source;        /* "shim", "proxy", "launcher" */
+	const char *source;        /* AUDIT_SOURCE_SHIM, _PROXY, _LAUNCHER */
 	pid_t pid;                 /* 0: none */
 	const char *event;         /* launcher: AUDIT_SESSION_START, AUDIT_SESSION_END; NULL otherwise */
 	const struct audit_session_start *start; /* event session_start: its fields; else NULL */
@@ -92,6 +100,13 @@ struct audit_log *audit_open(const char *path, const char *session_id, char *err
  * (each returns the first error), so the log ends with its last whole line.
  */
 int audit_write(struct audit_log *log, const struct audit_event *ev);
+
+/*
+ * Appends a note of the launcher's (source AUDIT_SOURCE_LAUNCHER, no "event"):
+ * pid (0: none), decision (NULL: none; "deny" for what it refused) and
+ * message, as audit_write().  A NULL log writes nothing and returns 0.
+ */
+int audit_launcher_note(struct audit_log *log, pid_t pid, const char *decision, const char *message);
 
 /*
  * 0 while every event was written whole, else the first failure (-errno:

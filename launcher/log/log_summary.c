@@ -7,7 +7,9 @@
 #include <string.h>
 
 #include "core/grow.h"
+#include "launcher/log/audit.h"
 #include "launcher/log/logread.h"
+#include "policy/policy.h"
 
 /* Rows a group prints before "… N more". */
 #define SUMMARY_ROWS 20
@@ -161,12 +163,14 @@ static bool note_action(struct session_summary *x, json_object *ev, bool allow, 
 {
 	const char *cmd = logread_str(ev, "command"), *file = logread_str(ev, "file");
 	const char *dst = logread_str(ev, "network_dst"), *action = logread_str(ev, "action");
+	const char *source = logread_str(ev, "source");
+	unsigned faction = policy_file_action_parse(action);
 	struct row *r = NULL;
 	if (cmd) {
 		const char *base = strrchr(cmd, '/');
 		r = group_row(&x->g[G_COMMANDS], base && base[1] ? base + 1 : cmd, NULL, NULL);
-	} else if (file && action && strcmp(action, "read") != 0) {
-		if (strcmp(action, "write") == 0)
+	} else if (file && action && faction != POLICY_FILE_READ) {
+		if (faction == POLICY_FILE_WRITE)
 			r = group_row(&x->g[G_WRITES], file, NULL, NULL);
 		else
 			return true;
@@ -181,7 +185,7 @@ static bool note_action(struct session_summary *x, json_object *ev, bool allow, 
 		long long up, down;
 		if (!(r = group_row(&x->g[G_NETWORK], dst, NULL, NULL)))
 			return false;
-		if (logread_str(ev, "source") && strcmp(logread_str(ev, "source"), "proxy") == 0 &&
+		if (source && strcmp(source, AUDIT_SOURCE_PROXY) == 0 &&
 		    (up = logread_num(ev, "bytes_up")) >= 0 && (down = logread_num(ev, "bytes_down")) >= 0) {
 			r->up += (unsigned long long)up;
 			r->down += (unsigned long long)down;
@@ -207,9 +211,8 @@ void log_summary_add(void *ctx, json_object *ev, const char *line, size_t len,
 	bool ok = x && log_session_note(&x->about, ev);
 	bool action = logread_str(ev, "command") || logread_str(ev, "file") ||
 		      logread_str(ev, "network_dst");
-	bool allow = decision && strcmp(decision, "allow") == 0;
-	bool deny = decision && strcmp(decision, "deny") == 0;
-	bool asked = by && strcmp(by, "policy") != 0;
+	int d = policy_decision_parse(decision);
+	bool allow = d == POLICY_ALLOW, deny = d == POLICY_DENY, asked = logread_asked(ev);
 	if (ok && action) {
 		x->allow += allow;
 		x->deny += deny;

@@ -15,6 +15,8 @@
 #include "launcher/cli/launcher.h"
 #include "launcher/log/logread.h"
 #include "launcher/log/audit.h"
+#include "core/channel.h"
+#include "policy/policy.h"
 
 /* A line longer than this is reported and skipped rather than buffered without end. */
 #define LOG_MAX_LINE (16u << 20)
@@ -56,6 +58,12 @@ bool logread_is_event(json_object *ev, const char *kind)
 {
 	const char *e = logread_str(ev, "event");
 	return e && strcmp(e, kind) == 0;
+}
+
+bool logread_asked(json_object *ev)
+{
+	const char *by = logread_str(ev, "decided_by");
+	return by && channel_decided_by_parse(by) != CHANNEL_BY_POLICY;
 }
 
 /* ---- sessions -------------------------------------------------------------------- */
@@ -103,7 +111,7 @@ bool log_session_note(struct log_session *x, json_object *ev)
 		return false;
 	if (ts && (!x->last_ts || strcmp(ts, x->last_ts) > 0) && !replace(&x->last_ts, ts))
 		return false;
-	if (action || !source || strcmp(source, "launcher") != 0)
+	if (action || !source || strcmp(source, AUDIT_SOURCE_LAUNCHER) != 0)
 		return true;
 	return note_launcher(x, ev, ts);
 }
@@ -130,9 +138,9 @@ bool logread_matches(json_object *ev, const struct logread_filter *a)
 	if (a->session &&
 	    (!(s = logread_str(ev, "session_id")) || strncmp(s, a->session, strlen(a->session)) != 0))
 		return false;
-	if (a->decision && strcmp(a->decision, "ask") == 0) {
+	if (a->decision && policy_decision_parse(a->decision) == POLICY_ASK) {
 		/* an ask is logged with its outcome; who answered says it was asked */
-		if (!(s = logread_str(ev, "decided_by")) || strcmp(s, "policy") == 0)
+		if (!logread_asked(ev))
 			return false;
 	} else if (a->decision &&
 		   (!(s = logread_str(ev, "decision")) || strcmp(s, a->decision) != 0)) {
@@ -522,10 +530,13 @@ static void put_num(FILE *f, json_object *ev, const char *key)
 /* A session_start event, as the launcher once wrote it in its message. */
 static void put_start(FILE *f, json_object *ev)
 {
-	static const char *const networks[][2] = { { "proxy", "network through the egress proxy" },
-						   { "none", "no network" },
-						   { "host", "the host's network" } };
+	static const char *const networks[POLICY_NETWORK_MODE_MAX] = {
+		[POLICY_NETWORK_PROXY] = "network through the egress proxy",
+		[POLICY_NETWORK_NONE] = "no network",
+		[POLICY_NETWORK_HOST] = "the host's network",
+	};
 	const char *sandbox = logread_str(ev, "sandbox"), *net = logread_str(ev, "network");
+	int mode = policy_network_mode_parse(net);
 	json_object *v;
 	fputs("session started: ", f);
 	put_field(f, ev, "program");
@@ -533,17 +544,14 @@ static void put_start(FILE *f, json_object *ev)
 	put_field(f, ev, "policy");
 	fputs("; workspace ", f);
 	put_field(f, ev, "workspace");
-	if (sandbox && strcmp(sandbox, "none") == 0) {
+	if (sandbox && strcmp(sandbox, AUDIT_SANDBOX_NONE) == 0) {
 		fputs("; NO kernel sandbox (--no-sandbox): the shim and this log only", f);
 		return;
 	}
 	fputs("; ", f);
 	logread_put_text(f, sandbox ? sandbox : "?");
 	fputs(" sandbox, ", f);
-	for (size_t i = 0; net && i < sizeof networks / sizeof networks[0]; i++)
-		if (strcmp(net, networks[i][0]) == 0)
-			net = networks[i][1];
-	logread_put_text(f, net ? net : "network ?");
+	logread_put_text(f, mode >= 0 ? networks[mode] : net ? net : "network ?");
 	fputs(", ", f);
 	put_num(f, ev, "masked");
 	fprintf(f, " path(s) masked%s; seccomp refuses",

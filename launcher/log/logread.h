@@ -92,6 +92,14 @@ long long logread_num(json_object *o, const char *key);
  */
 int logread_time(const char *ts, long long *t, unsigned *ms);
 
+/*
+ * True when ev was asked about: its decided_by names another than the policy
+ * (human, session, default, timeout: core/channel.h's names, or a word this
+ * version does not know).  An ask is logged with its outcome, so this is how
+ * the log tells one.
+ */
+bool logread_asked(json_object *ev);
+
 /* True when ev is a launcher event of kind (its "event" field: AUDIT_SESSION_START, AUDIT_SESSION_END). */
 bool logread_is_event(json_object *ev, const char *kind);
 

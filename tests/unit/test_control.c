@@ -29,6 +29,7 @@
 
 #include "hub_fixture.h"
 #include "launcher/approvals/control.h"
+#include "launcher/approvals/control_lines.h"
 #include "launcher/approvals/flood.h"
 #include "launcher/approvals/hub.h"
 #include "launcher/log/audit.h"
@@ -405,6 +406,27 @@ static void test_end_with_clients(void **state)
 	close(a);
 }
 
+/* The answers' names: each one parses back to its answer; only the allowing ones allow. */
+static void test_answer_names(void **state)
+{
+	static const char *const want[CONTROL_ANSWER_MAX] = { "allow", "deny", "allow-session",
+							      "deny-session" };
+	(void)state;
+	for (int a = 0; a < CONTROL_ANSWER_MAX; a++) {
+		char line[128];
+		struct control_request rq;
+		assert_string_equal(control_answer_name((enum control_answer)a), want[a]);
+		int n = snprintf(line, sizeof line, "{\"type\":\"answer\",\"id\":7,\"answer\":\"%s\"}",
+				 control_answer_name((enum control_answer)a));
+		assert_int_equal(control_line_parse(line, (size_t)n, &rq), 0);
+		assert_int_equal(rq.type, CONTROL_REQUEST_ANSWER);
+		assert_int_equal(rq.answer, a);
+		assert_int_equal(control_answer_allows((enum control_answer)a),
+				 a == CONTROL_ALLOW || a == CONTROL_ALLOW_SESSION);
+	}
+	assert_string_equal(control_answer_name(CONTROL_ANSWER_MAX), "?");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -417,6 +439,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_huge_ask_cut, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_out_of_fds, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_end_with_clients, setup, teardown),
+		cmocka_unit_test(test_answer_names),
 	};
 	signal(SIGPIPE, SIG_IGN);
 	return cmocka_run_group_tests(tests, NULL, NULL);

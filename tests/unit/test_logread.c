@@ -226,6 +226,22 @@ static void test_fields(void **state)
 	assert_int_equal(ms, 0);
 	assert_int_equal(logread_time("yesterday", &t, &ms), -1);
 	assert_int_equal(logread_time(NULL, &t, &ms), -1);
+
+	/* asked: decided by another than the policy, a word this version does not know too */
+	static const struct {
+		const char *json;
+		bool asked;
+	} asks[] = {
+		{ "{\"decided_by\":\"policy\"}", false }, { "{}", false },
+		{ "{\"decided_by\":3}", false },	      { "{\"decided_by\":\"human\"}", true },
+		{ "{\"decided_by\":\"default\"}", true }, { "{\"decided_by\":\"oracle\"}", true },
+	};
+	for (size_t i = 0; i < sizeof asks / sizeof asks[0]; i++) {
+		o = json_tokener_parse(asks[i].json);
+		assert_non_null(o);
+		assert_int_equal(logread_asked(o), asks[i].asked);
+		json_object_put(o);
+	}
 }
 
 /* ---- sessions ------------------------------------------------------------------------- */

@@ -69,6 +69,12 @@ static void test_names_and_parse_agree(void **state)
 	assert_string_equal(policy_match_name(POLICY_MATCH_MAX), "?");
 	assert_string_equal(policy_network_mode_name(POLICY_NETWORK_MODE_MAX), "?");
 	assert_string_equal(policy_network_mode_name(POLICY_NETWORK_HOST), "host");
+	for (int m = 0; m < POLICY_NETWORK_MODE_MAX; m++)
+		assert_int_equal(policy_network_mode_parse(
+					 policy_network_mode_name((enum policy_network_mode)m)),
+				 m);
+	assert_int_equal(policy_network_mode_parse("Proxy"), -1);
+	assert_int_equal(policy_network_mode_parse(NULL), -1);
 
 	for (unsigned b = 0; b < POLICY_FILE_ACTIONS; b++) {
 		unsigned bit = 1u << b;
