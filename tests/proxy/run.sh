@@ -24,13 +24,10 @@
 # Exits 1 when any case fails.
 set -u
 
-if [ $# -ne 1 ] || [ ! -x "$1/airlock" ]; then
-	echo "usage: $0 BUILD_DIR   (BUILD_DIR/airlock must exist)" >&2
-	exit 2
-fi
-BUILD=$(cd "$1" && pwd -P)
+# shellcheck source=tests/lib/suite.sh
+. "$(dirname "$0")/../lib/suite.sh"
+suite_build_dir airlock "$@" # BUILD, ROOT
 PHERE=$(cd "$(dirname "$0")" && pwd -P)
-ROOT=$(cd "$PHERE/../.." && pwd -P)
 export LC_ALL=C
 unset XDG_CONFIG_HOME XDG_STATE_HOME XDG_RUNTIME_DIR
 
