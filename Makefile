@@ -146,9 +146,8 @@ $(BUILD)/tests/test_log_summary: UNIT_EXTRA := $(LOGREAD_OBJS) $(BUILD)/launcher
 $(BUILD)/tests/test_vterm: $(BUILD)/launcher/approvals/vterm.o
 $(BUILD)/tests/test_vterm: UNIT_EXTRA := $(BUILD)/launcher/approvals/vterm.o
 # The sandbox builder: its setup operations, the mask walk, the environment, the bubblewrap
-# backend (and the program search it finds bwrap with).
-SANDBOX_OBJS := $(addprefix $(BUILD)/launcher/sandbox/,sandbox.o masks.o env.o bwrap.o) \
-	$(BUILD)/launcher/cli/program.o
+# backend (it finds bwrap with the core's program search, libairlock-core.a).
+SANDBOX_OBJS := $(addprefix $(BUILD)/launcher/sandbox/,sandbox.o masks.o env.o bwrap.o)
 $(BUILD)/tests/test_sandbox $(BUILD)/tests/test_sandbox_run: $(SANDBOX_OBJS) tests/unit/sandbox_fixture.h
 # The session's hub as `airlock run` wires it: the control socket, the approvals, the log.
 HUB_OBJS := $(addprefix $(BUILD)/launcher/,approvals/control.o approvals/control_client.o \

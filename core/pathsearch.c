@@ -3,11 +3,14 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdbool.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
+
+#include "core/canon.h"
 
 /* Raw syscalls, so the shim's own hooks are never re-entered. */
 static bool executable_file(const char *path)
@@ -51,4 +54,22 @@ int path_search(const char *file, const char *path, char *out, size_t outlen)
 		if (*p == '\0')
 			return -ENOENT;
 	}
+}
+
+int path_program(const char *cmd, const char *path, char *out, size_t outlen)
+{
+	char found[PATH_MAX], cwd[PATH_MAX];
+	if (!strchr(cmd, '/')) {
+		if (path_search(cmd, path, found, sizeof found) < 0) {
+			size_t n = strlen(cmd); /* not found: the name as it is */
+			if (n + 1 > outlen)
+				return -ENAMETOOLONG;
+			memcpy(out, cmd, n + 1);
+			return (int)n;
+		}
+		cmd = found;
+	}
+	if (cmd[0] != '/' && syscall(SYS_getcwd, cwd, sizeof cwd) < 0)
+		return -errno;
+	return canon_lexical(cmd[0] == '/' ? NULL : cwd, cmd, out, outlen);
 }

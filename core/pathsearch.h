@@ -37,4 +37,19 @@
  */
 int path_search(const char *file, const char *path, char *out, size_t outlen);
 
+/*
+ * The program execve(2) would run for cmd, as the launcher names it (`airlock
+ * run`'s agent, `airlock check exec`, the sandbox backend's own program):
+ * when cmd holds a '/', cmd made absolute against the current directory and
+ * lexically normalised (canon_lexical(), core/canon.h: symlinks are not
+ * resolved, so `python3` does not become `python3.11`); otherwise what
+ * path_search() finds for it along path (NULL: the default), made absolute
+ * the same way — and cmd itself, still bare, when the search finds nothing.
+ * Writes it to out (outlen bytes, NUL-terminated).
+ *
+ * Allocates nothing (stack use 2 x PATH_MAX).  Returns the length written,
+ * or -ENAMETOOLONG (it does not fit outlen) or getcwd(2)'s -errno.
+ */
+int path_program(const char *cmd, const char *path, char *out, size_t outlen);
+
 #endif

@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "launcher/cli/launcher.h"
+#include "launcher/sandbox/backend.h"
 #include "launcher/sandbox/seccomp.h"
 #include "launcher/sandbox/session.h"
 
@@ -197,14 +198,16 @@ static char *first_line(char *text)
 
 /* ---- bubblewrap ------------------------------------------------------------- */
 
-/* --bwrap PATH, else bwrap on PATH.  Returns a malloc'ed path of an executable, or NULL. */
+/*
+ * --bwrap PATH, else bwrap on PATH, as `airlock run` finds it (the backend's
+ * probe).  Returns a malloc'ed path of an executable, or NULL.
+ */
 static char *find_bwrap(const char *given)
 {
-	char *path = given ? strdup(given) : canon_program("bwrap");
-	if (path && (!strchr(path, '/') || access(path, X_OK) != 0)) {
-		free(path);
-		return NULL;
-	}
+	char err[512];
+	struct sandbox *sb = sandbox_bubblewrap.probe(given, err, sizeof err);
+	char *path = sb ? strdup(sandbox_bubblewrap.program(sb)) : NULL;
+	sandbox_bubblewrap.free(sb);
 	return path;
 }
 

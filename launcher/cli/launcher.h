@@ -121,12 +121,10 @@ int policy_source_report(enum policy_source_status status, const struct policy_e
 
 /*
  * Returns the program execve(2) would run for cmd, as the shim sees it:
- * when cmd holds a '/', cmd made absolute against the current directory and
- * lexically normalised (symlinks are not resolved: `python3` must not become
- * `python3.11`); otherwise what path_search() (core/pathsearch.h, the shim's
- * own search) finds along $PATH, made absolute the same way, and cmd itself
- * when it finds nothing.  Returns a malloc'ed string, or NULL with errno ENOMEM,
- * ENAMETOOLONG or getcwd(3)'s errors.
+ * path_program() (core/pathsearch.h) along $PATH — cmd made absolute and
+ * lexically normalised, searched with the shim's own search when it holds
+ * no '/', and cmd itself when that finds nothing.  Returns a malloc'ed
+ * string, or NULL with errno ENOMEM, ENAMETOOLONG or getcwd(2)'s errors.
  */
 char *canon_program(const char *cmd);
 

@@ -55,6 +55,12 @@ struct sandbox_backend {
 	struct sandbox *(*probe)(const char *given, char *err, size_t errlen);
 
 	/*
+	 * The program probe() found and starts sandboxes with (bwrap's absolute
+	 * path), for `airlock doctor` to report and try.  Valid until free().
+	 */
+	const char *(*program)(const struct sandbox *sb);
+
+	/*
 	 * Builds the command that runs cfg->program inside a sandbox as cfg
 	 * says (cfg and what it points to may go after this returns); *rep
 	 * says what was masked.  0, or -errno with a message in err.

@@ -1,13 +1,14 @@
 /* bwrap.c — the bubblewrap backend (backend.h): finds bwrap, hands it sandbox.c's options through --args, and learns from --info-fd that the sandbox stands and who the agent is. */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "launcher/cli/launcher.h"
+#include "core/pathsearch.h"
 #include "launcher/sandbox/backend.h"
 
 struct sandbox {
@@ -30,13 +31,17 @@ static void bwrap_free(struct sandbox *sb);
 
 static struct sandbox *bwrap_probe(const char *given, char *err, size_t errlen)
 {
+	char found[PATH_MAX];
 	struct sandbox *sb = calloc(1, sizeof *sb);
 	if (!sb) {
 		snprintf(err, errlen, "out of memory");
 		return NULL;
 	}
 	sb->args_fd = sb->info_wr = sb->info_fd = -1;
-	sb->bwrap = given ? strdup(given) : canon_program("bwrap");
+	/* not found along $PATH, it stays "bwrap", bare, and is refused below */
+	sb->bwrap = given ? strdup(given)
+		    : path_program("bwrap", getenv("PATH"), found, sizeof found) >= 0 ? strdup(found)
+											: NULL;
 	if (!sb->bwrap || !strchr(sb->bwrap, '/') || access(sb->bwrap, X_OK) != 0) {
 		snprintf(err, errlen,
 			 "bubblewrap (bwrap) not found%s%s: install it (apt-get install bubblewrap), "
@@ -47,6 +52,11 @@ static struct sandbox *bwrap_probe(const char *given, char *err, size_t errlen)
 		return NULL;
 	}
 	return sb;
+}
+
+static const char *bwrap_program(const struct sandbox *sb)
+{
+	return sb->bwrap;
 }
 
 static int bwrap_build(struct sandbox *sb, const struct sandbox_config *cfg,
@@ -198,6 +208,7 @@ static void bwrap_free(struct sandbox *sb)
 const struct sandbox_backend sandbox_bubblewrap = {
 	.name = "bubblewrap",
 	.probe = bwrap_probe,
+	.program = bwrap_program,
 	.build = bwrap_build,
 	.command = bwrap_command,
 	.spawned = bwrap_spawned,

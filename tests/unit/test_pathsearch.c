@@ -242,12 +242,41 @@ static void test_limits(void **state)
 	assert_int_equal(path_search("prog", path, big, 1), -ENOENT);
 }
 
+/* path_program(): a name with '/' made absolute and normalised, not searched; a bare name found or kept. */
+static void test_program(void **state)
+{
+	char path[PATH_MAX], out[PATH_MAX], want[PATH_MAX + 16], cwd[PATH_MAX], real[PATH_MAX];
+	(void)state;
+	snprintf(path, sizeof path, "%s/d", root);
+	snprintf(cwd, sizeof cwd, "%s/c", root);
+	assert_int_equal(chdir(cwd), 0);
+	assert_non_null(realpath(root, real)); /* what getcwd(2) says of it */
+	snprintf(want, sizeof want, "%s/d/prog", root);
+	assert_int_equal(path_program("prog", path, out, sizeof out), (int)strlen(want));
+	assert_string_equal(out, want);
+	snprintf(want, sizeof want, "%s/d/prog", real);
+	assert_int_equal(path_program("../d/./prog", path, out, sizeof out), (int)strlen(want));
+	assert_string_equal(out, want);
+	assert_int_equal(path_program("/usr//bin/../bin/x", path, out, sizeof out), 10);
+	assert_string_equal(out, "/usr/bin/x");
+	assert_int_equal(path_program("airlock-no-such-program", path, out, sizeof out), 23);
+	assert_string_equal(out, "airlock-no-such-program");
+	/* an empty PATH entry finds ./prog: named absolute, from the current directory */
+	snprintf(want, sizeof want, "%s/c/prog", real);
+	assert_true(path_program("prog", ":", out, sizeof out) > 0);
+	assert_string_equal(out, want);
+	assert_int_equal(path_program("prog", path, out, 8), -ENAMETOOLONG);
+	assert_int_equal(path_program("airlock-no-such-program", path, out, 8), -ENAMETOOLONG);
+	assert_int_equal(chdir("/"), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_agrees_with_execvp_and_the_launcher),
 		cmocka_unit_test(test_default_path),
 		cmocka_unit_test(test_limits),
+		cmocka_unit_test(test_program),
 	};
 	return cmocka_run_group_tests_name("PATH search", tests, setup, teardown);
 }
