@@ -40,7 +40,9 @@
  *       a request waiting for a human (SUBJECT: "exec git push",
  *       "write /w/.env", "connect example.com:443"); timeout_ms: how long it
  *       may still wait; ids are unique within the session; who and what are
- *       cut to CONTROL_ASK_TEXT_MAX bytes ("..." added, and "cut":true);
+ *       cut to CONTROL_ASK_TEXT_MAX bytes of JSON text once escaped ("..."
+ *       added, and "cut":true); text from the sandbox that is not UTF-8 has
+ *       each invalid sequence replaced by U+FFFD, as in the audit log;
  *   {"type":"answered","id":N,"decision":"allow"|"deny",
  *    "decided_by":"human"|"session"|"default"|"timeout"}
  *       an ask is no longer waiting (answered here, elsewhere, by session
@@ -78,7 +80,7 @@
 #define CONTROL_EVENT_MAX 16384   /* bytes of an event line sent whole; longer ones are cut */
 #define CONTROL_FIELD_MAX 1024    /* bytes of a string of a cut event (an argument: a quarter) */
 #define CONTROL_EVENT_ARGS 64     /* arguments of a cut event */
-#define CONTROL_ASK_TEXT_MAX 4096 /* bytes of an ask's who and what */
+#define CONTROL_ASK_TEXT_MAX 4096 /* bytes of an ask's who and what, escaped */
 
 /* Client side helpers, shared by `attach`, `ps` and the TUI (control_client.c). */
 

@@ -8,6 +8,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/utf8.h"
 #include "launcher/approvals/control_lines.h"
 
 static const char *json_text(json_object *o, size_t *len)
@@ -36,21 +37,39 @@ static void add_opt(json_object *o, const char *key, const char *s)
 	json_object_object_add(o, key, s ? json_object_new_string(s) : NULL);
 }
 
-/* text cut to at most max bytes, not inside a UTF-8 sequence, "..." added when cut. */
+/*
+ * text (len bytes from the sandbox: any bytes) as a JSON string whose text
+ * takes at most max bytes once json-c has escaped it (utf8_json_cost()),
+ * cut at a character, "..." added when cut; invalid UTF-8 becomes U+FFFD, as
+ * in the audit log, so every line is JSON (RFC 8259 section 8.1).  Bounding
+ * the escaped text, not the raw bytes, bounds the line: 4 KiB of control
+ * characters would otherwise be 24 KiB of \u00XX.
+ */
 static json_object *cut_string(const char *text, size_t len, size_t max, bool *cut)
 {
 	_Static_assert(CONTROL_FIELD_MAX <= CONTROL_ASK_TEXT_MAX, "cut_string's buffer");
 	_Static_assert(CONTROL_HELLO_AGENT_MAX <= CONTROL_ASK_TEXT_MAX, "cut_string's buffer");
-	if (len <= max)
-		return json_object_new_string_len(text, (int)len);
-	size_t keep = max;
-	while (keep > 0 && ((unsigned char)text[keep] & 0xC0) == 0x80)
-		keep--;
+	const unsigned char *u = (const unsigned char *)text;
 	char buf[CONTROL_ASK_TEXT_MAX + 4];
-	memcpy(buf, text, keep);
-	memcpy(buf + keep, "...", 3);
-	*cut = true;
-	return json_object_new_string_len(buf, (int)keep + 3);
+	size_t i = 0, o = 0, cost = 0;
+	while (i < len) {
+		long l = utf8_seq(u + i, len - i);
+		size_t n = l > 0 ? (size_t)l : (size_t)-l;
+		const char *src = l > 0 ? text + i : UTF8_REPLACEMENT;
+		size_t sl = l > 0 ? n : 3, c = l > 0 ? utf8_json_cost(u + i, n) : 3;
+		if (cost + c > max || o + sl > max)
+			break;
+		memcpy(buf + o, src, sl);
+		o += sl;
+		cost += c;
+		i += n;
+	}
+	if (i < len) {
+		memcpy(buf + o, "...", 3);
+		o += 3;
+		*cut = true;
+	}
+	return json_object_new_string_len(buf, (int)o);
 }
 
 char *control_line_hello(const struct control_info *info, size_t *len)

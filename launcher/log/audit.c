@@ -17,6 +17,7 @@
 #include <json-c/json.h>
 
 #include "core/grow.h"
+#include "core/utf8.h"
 #include "launcher/log/audit.h"
 
 
@@ -135,40 +136,6 @@ static void format_timestamp(char *out)
 /* ---- strings: JSON needs UTF-8 ------------------------------------------- */
 
 /*
- * The UTF-8 sequence at s (n > 0 bytes left): its length when valid
- * (RFC 3629: no overlongs, no surrogates, nothing above U+10FFFF), else
- * minus the length of its maximal valid prefix (at least 1), which is what
- * one U+FFFD replaces (Unicode 15 section 3.9, "U+FFFD Substitution of
- * Maximal Subparts"; the WHATWG decoder does the same).
- */
-static long utf8_seq(const unsigned char *s, size_t n)
-{
-	unsigned char c = s[0];
-	unsigned char lo = 0x80, hi = 0xBF; /* the range of the second byte */
-	size_t len, i;
-	if (c < 0x80)
-		return 1;
-	if (c >= 0xC2 && c <= 0xDF)
-		len = 2;
-	else if (c >= 0xE0 && c <= 0xEF) {
-		len = 3;
-		lo = c == 0xE0 ? 0xA0 : lo; /* overlong */
-		hi = c == 0xED ? 0x9F : hi; /* surrogates */
-	} else if (c >= 0xF0 && c <= 0xF4) {
-		len = 4;
-		lo = c == 0xF0 ? 0x90 : lo; /* overlong */
-		hi = c == 0xF4 ? 0x8F : hi; /* above U+10FFFF */
-	} else
-		return -1;
-	if (n < 2 || s[1] < lo || s[1] > hi)
-		return -1;
-	for (i = 2; i < len && i < n; i++)
-		if (s[i] < 0x80 || s[i] > 0xBF)
-			return -(long)i;
-	return i == len ? (long)len : -(long)i;
-}
-
-/*
  * A JSON string for s.  json-c copies bytes >= 0x80 through unchecked, and a
  * line holding invalid UTF-8 is not JSON (RFC 8259 section 8.1): jq and
  * Python refuse it.  So each maximal invalid subpart becomes one U+FFFD and
@@ -177,7 +144,7 @@ static long utf8_seq(const unsigned char *s, size_t n)
  */
 static json_object *json_string(const char *s)
 {
-	static const char replacement[] = "\xEF\xBF\xBD";
+	static const char replacement[] = UTF8_REPLACEMENT;
 	const unsigned char *u = (const unsigned char *)s;
 	size_t n = strlen(s), i = 0, bad = 0;
 	long l;

@@ -391,6 +391,86 @@ static void test_out_of_fds(void **state)
 	rounds(f, 2);
 }
 
+/* What the sandbox sends, any bytes: an ask's line is still JSON (invalid UTF-8 made U+FFFD), and bounded once escaped. */
+static void test_ask_text_any_bytes(void **state)
+{
+	struct fixture *f = *state;
+	int fd = client(f);
+	free(drain(fd, NULL));
+	char text[4100];
+	memset(text, '\x01', 4000); /* 6 bytes each once escaped */
+	memcpy(text + 4000, "\xff\xfe-1", 5);
+	text[4005] = '\0';
+	control_ask(f->h.control, 77, 1, text, text, NULL, NULL, 1000);
+	rounds(f, 2);
+	size_t n;
+	char *got = drain(fd, &n);
+	const char *ask = strstr(got, "{\"type\":\"ask\"");
+	assert_non_null(ask);
+	size_t alen = strcspn(ask, "\n");
+	assert_true(alen < 2 * CONTROL_ASK_TEXT_MAX + 512);
+	for (size_t i = 0; i < alen; i++)
+		assert_true((unsigned char)ask[i] != 0xff && (unsigned char)ask[i] != 0xfe);
+	char *line = strndup(ask, alen);
+	json_object *o = json_tokener_parse(line);
+	assert_non_null(o);
+	json_object_put(o);
+	free(line);
+	assert_non_null(strstr(got, "\"cut\":true"));
+	free(got);
+	control_answered(f->h.control, 77, "deny", "default");
+	close(fd);
+	rounds(f, 2);
+}
+
+/*
+ * A human attaching while the agent keeps the most asks waiting, each as
+ * long as it may be, and the backlog full: the new client gets everything
+ * (hello, the recent events, every ask) and is not dropped.
+ */
+static void test_attach_to_a_full_session(void **state)
+{
+	struct fixture *f = *state;
+	char *big = malloc(10001), text[4100];
+	memset(big, 'e', 10000);
+	big[10000] = '\0';
+	const char *args[] = { big };
+	for (int i = 0; i < 600; i++) {
+		struct audit_event ev = { .source = "shim", .pid = 7, .command = "/bin/echo",
+					  .args = args, .nargs = 1, .decision = "allow",
+					  .decided_by = "policy", .response_time_ms = -1 };
+		assert_int_equal(audit_write(f->h.log, &ev), 0);
+	}
+	free(big);
+	memset(text, '\x02', 4000);
+	text[4000] = '\0';
+	for (int i = 0; i < APPROVE_MAX_ASKS; i++)
+		control_ask(f->h.control, 1000 + (uint64_t)i, 9, text, text, "p.yaml:1", "why", 60000);
+	int fd = control_connect(f->h.sock_path);
+	assert_true(fd >= 0);
+	size_t total = 0;
+	int asks = 0;
+	char *all = NULL;
+	for (int k = 0; k < 400; k++) {
+		round_(f);
+		size_t n;
+		char *got = drain(fd, &n);
+		all = realloc(all, total + n + 1);
+		memcpy(all + total, got, n + 1);
+		total += n;
+		free(got);
+	}
+	for (const char *p = all; (p = strstr(p, "{\"type\":\"ask\"")); p++)
+		asks++;
+	assert_non_null(strstr(all, "{\"type\":\"hello\""));
+	assert_int_equal(asks, APPROVE_MAX_ASKS);
+	free(all);
+	for (int i = 0; i < APPROVE_MAX_ASKS; i++)
+		control_answered(f->h.control, 1000 + (uint64_t)i, "deny", "default");
+	close(fd);
+	rounds(f, 2);
+}
+
 /* control_end and control_free close clients the launcher never heard leave. */
 static void test_end_with_clients(void **state)
 {
@@ -438,6 +518,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_huge_event_cut, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_huge_ask_cut, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_out_of_fds, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_ask_text_any_bytes, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_attach_to_a_full_session, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_end_with_clients, setup, teardown),
 		cmocka_unit_test(test_answer_names),
 	};
