@@ -348,9 +348,12 @@ static void test_timestamp(void **state)
 	static const char rfc3339_ms[] =
 		"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\\.[0-9]{3}Z$";
 	assert_int_equal(regcomp(&re, rfc3339_ms, REG_EXTENDED | REG_NOSUB), 0);
-	time_t before = time(NULL);
+	/* the log's clock, not time(2)'s coarse one, which can lag it across a second's edge */
+	struct timespec t0, t1;
+	clock_gettime(CLOCK_REALTIME, &t0);
 	write_and_read(&ev, 1, &l);
-	time_t after = time(NULL);
+	clock_gettime(CLOCK_REALTIME, &t1);
+	time_t before = t0.tv_sec, after = t1.tv_sec;
 	const char *ts = get_str(l.obj[0], "timestamp");
 	if (regexec(&re, ts, 0, NULL, 0) != 0)
 		fail_msg("timestamp \"%s\" is not RFC 3339 UTC with ms", ts);
