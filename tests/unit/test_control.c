@@ -136,6 +136,39 @@ static void log_pids_are_mine(const struct fixture *f, const char *needle)
 	fclose(fp);
 }
 
+/* n allowed exec events, each with one argument of size bytes of ch, through the real log (and its tap). */
+static void log_big_events(struct fixture *f, int n, size_t size, char ch)
+{
+	char *big = malloc(size + 1);
+	memset(big, ch, size);
+	big[size] = '\0';
+	const char *args[] = { big };
+	for (int i = 0; i < n; i++) {
+		struct audit_event ev = { .source = "shim", .pid = 7, .command = "/bin/echo",
+					  .args = args, .nargs = 1, .decision = "allow",
+					  .decided_by = "policy", .response_time_ms = -1 };
+		assert_int_equal(audit_write(f->h.log, &ev), 0);
+	}
+	free(big);
+}
+
+/* All the client reads over n rounds of the launcher's loop, NUL-terminated, malloc'ed. */
+static char *read_rounds(struct fixture *f, int fd, int n)
+{
+	char *all = calloc(1, 1);
+	size_t total = 0;
+	for (int i = 0; i < n; i++) {
+		size_t len;
+		char *got = drain(fd, &len);
+		all = realloc(all, total + len + 1);
+		memcpy(all + total, got, len + 1);
+		total += len;
+		free(got);
+		round_(f);
+	}
+	return all;
+}
+
 /*
  * The crash found from outside: two malformed lines, then the client closes.
  * Logging the first broadcasts to the client, the send fails (EPIPE), the
@@ -260,32 +293,12 @@ static void test_slow_client_kept(void **state)
 	rounds(f, 2);
 	int sz = 1 << 16;
 	setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &sz, sizeof sz);
-	char *big = malloc(10001);
-	memset(big, 'a', 10000);
-	big[10000] = '\0';
-	const char *args[] = { big };
-	for (int i = 0; i < 1000; i++) {
-		struct audit_event ev = { .source = "shim", .pid = 7, .command = "/bin/echo",
-					  .args = args, .nargs = 1, .decision = "allow",
-					  .decided_by = "policy", .response_time_ms = -1 };
-		assert_int_equal(audit_write(f->h.log, &ev), 0);
-	}
-	free(big);
+	log_big_events(f, 1000, 10000, 'a');
 	assert_int_equal(approve_ask_connect(f->h.approvals, "slow.example", 443, -1, done, f), 0);
 	rounds(f, 2);
 	assert_int_equal(control_attached(f->h.control), 1); /* not dropped */
 	/* read everything now: the ask is there, and a "skipped" line with the count */
-	char *all = NULL;
-	size_t total = 0;
-	for (int i = 0; i < 200; i++) {
-		size_t n;
-		char *got = drain(fd, &n);
-		all = realloc(all, total + n + 1);
-		memcpy(all + total, got, n + 1);
-		total += n;
-		free(got);
-		rounds(f, 1);
-	}
+	char *all = read_rounds(f, fd, 200);
 	assert_non_null(strstr(all, "slow.example"));
 	const char *sk = strstr(all, "{\"type\":\"skipped\",\"events\":");
 	assert_non_null(sk);
@@ -431,35 +444,16 @@ static void test_ask_text_any_bytes(void **state)
 static void test_attach_to_a_full_session(void **state)
 {
 	struct fixture *f = *state;
-	char *big = malloc(10001), text[4100];
-	memset(big, 'e', 10000);
-	big[10000] = '\0';
-	const char *args[] = { big };
-	for (int i = 0; i < 600; i++) {
-		struct audit_event ev = { .source = "shim", .pid = 7, .command = "/bin/echo",
-					  .args = args, .nargs = 1, .decision = "allow",
-					  .decided_by = "policy", .response_time_ms = -1 };
-		assert_int_equal(audit_write(f->h.log, &ev), 0);
-	}
-	free(big);
+	char text[4100];
+	log_big_events(f, 600, 10000, 'e');
 	memset(text, '\x02', 4000);
 	text[4000] = '\0';
 	for (int i = 0; i < APPROVE_MAX_ASKS; i++)
 		control_ask(f->h.control, 1000 + (uint64_t)i, 9, text, text, "p.yaml:1", "why", 60000);
 	int fd = control_connect(f->h.sock_path);
 	assert_true(fd >= 0);
-	size_t total = 0;
 	int asks = 0;
-	char *all = NULL;
-	for (int k = 0; k < 400; k++) {
-		round_(f);
-		size_t n;
-		char *got = drain(fd, &n);
-		all = realloc(all, total + n + 1);
-		memcpy(all + total, got, n + 1);
-		total += n;
-		free(got);
-	}
+	char *all = read_rounds(f, fd, 400);
 	for (const char *p = all; (p = strstr(p, "{\"type\":\"ask\"")); p++)
 		asks++;
 	assert_non_null(strstr(all, "{\"type\":\"hello\""));
