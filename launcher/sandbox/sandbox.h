@@ -4,6 +4,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include "launcher/sandbox/copies.h"
 #include "policy/policy.h"
 
 /* What the sandbox is built from.  Strings are borrowed. */
@@ -28,6 +29,9 @@ struct sandbox_config {
 	int resolv_fd;                  /* with netns: the resolv.conf text for --ro-bind-data, or -1 */
 	const char *resolv_path;        /* where /etc/resolv.conf really is (it may be a symlink) */
 	char *const *env;               /* NAME=VALUE, NULL-terminated: the agent's whole environment */
+	const struct copy_spec *extra_copies; /* runs-later paths besides the built-in list
+						 (an agent profile's state files), or NULL */
+	size_t nextra_copies;
 	const char *program;            /* absolute path of the agent's program */
 	char *const *argv;              /* the agent's argv, NULL-terminated (argv[0] as given) */
 };
