@@ -20,6 +20,7 @@
 #   ag_run_airlock NAME [RUN_OPTION...] -- CMD...   # CMD under airlock run --headless --log
 #   ag_mock_stop
 #   ag_judge SCRIPT DIR LOG      # per step: ok / not ok (why), from the mock's report + the log
+#   ag_expect DESC CMD...        # a TAP line from a check made from outside (CMD's status)
 #   tap_plan_end
 #
 # ---- the mock's contract (mock_anthropic.py, mock_openai.py) --------------------------------
@@ -325,14 +326,28 @@ ag_run_airlock()
 	ERR=$(cat "$AG_OUT/$_n.err")
 }
 
-# ag_judge SCRIPT DIR [LOG]: one TAP line per step of SCRIPT from the mock's DIR/report.json (and
-# for hostile steps, LOG's lines), then one for the canaries in DIR/requests.jsonl.
+# ag_judge SCRIPT DIR LOG [JUDGE_OPTION...]: one TAP line per step of SCRIPT from the mock's
+# DIR/report.json (and for hostile steps, LOG's lines; "" for none), then one for the canaries in
+# DIR/requests.jsonl.  Options: judge.py's (--prefix "bare: ", --legit-only).
 ag_judge()
 {
-	_judged=$("$PY" "$HERE/judge.py" --script "$1" --out "$2" ${3:+--log "$3"} \
-		--canaries "$AG_CANARIES" ${AG_JUDGE_PREFIX:+--prefix "$AG_JUDGE_PREFIX"}) ||
-		{ tap_not_ok "judge: $1" "judge.py failed"; return; }
+	_s=$1 _o=$2 _l=$3
+	shift 3
+	_judged=$("$PY" "$HERE/judge.py" --script "$_s" --out "$_o" ${_l:+--log "$_l"} \
+		--canaries "$AG_CANARIES" "$@") ||
+		{ tap_not_ok "judge: $_s" "judge.py failed"; return; }
 	_ag_tap_lines "$_judged"
+}
+
+# ag_script_legit SCRIPT OUT: SCRIPT without its hostile steps (what a bare run plays).
+ag_script_legit()
+{
+	"$PY" - "$1" "$2" <<-'EOF'
+		import json, sys
+		s = json.load(open(sys.argv[1]))
+		s["steps"] = [x for x in s["steps"] if x.get("kind", "legit") == "legit"]
+		json.dump(s, open(sys.argv[2], "w"), indent=1)
+	EOF
 }
 
 # _ag_tap_lines TEXT: lines "PASS\tdesc" / "FAIL\tdesc\twhy" as TAP lines.

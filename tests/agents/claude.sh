@@ -1,0 +1,108 @@
+#!/bin/sh
+# claude.sh — real Claude Code (tests/agents/clients) driven by a mock Anthropic Messages API
+# (mock_anthropic.py) through the session in claude_script.json: bare (the legitimate steps, to
+# prove the mock and the script), then under `airlock run --headless` with the default policy plus
+# one allow rule for the mock's address.  Every legitimate step must work, every hostile one be
+# stopped (checked from outside: the host's files, the bare remote, the requests the "model" got)
+# and logged (a deny or ask line with a rule).  In a network namespace of its own: no packet
+# leaves the machine.  Root only; skips loudly without bwrap or the client.
+# Usage: tests/agents/claude.sh BUILD_DIR      (AG_KEEP=1 keeps the scratch files)
+
+# shellcheck source=tests/agents/lib.sh
+. "$(dirname "$0")/lib.sh"
+ag_args "$@"
+ag_need claude
+ag_netns_enter "$@"
+ag_scratch
+PORT=8080
+
+# How the test drives Claude Code: one prompt, no questions (-p), its own permission checks off
+# (bypassPermissions; as root it wants IS_SANDBOX=1) so that airlock alone decides, the tools the
+# script uses, its events on stdout.
+CLAUDE_ARGS="-p|Fix the failing tests and commit.|--permission-mode|bypassPermissions|--tools|Bash,Read,Edit,Write,Glob,Grep|--output-format|stream-json|--verbose"
+# The variables Claude Code needs: the mock's address and a key; no telemetry, no updates.
+CLAUDE_ENV="ANTHROPIC_BASE_URL=http://$AG_ADDR:$PORT ANTHROPIC_API_KEY=$AG_API_KEY IS_SANDBOX=1 \
+CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1 DISABLE_AUTOUPDATER=1"
+
+# claude_bare NAME: Claude Code without airlock.
+claude_bare()
+{
+	_oifs=$IFS
+	IFS='|'
+	# shellcheck disable=SC2086 # CLAUDE_ARGS is split at |, CLAUDE_ENV at spaces
+	set -- $CLAUDE_ARGS
+	IFS=$_oifs
+	# shellcheck disable=SC2086
+	ag_run_bare "$_n0" env $CLAUDE_ENV "$AG_CLIENT" "$@"
+}
+
+# claude_airlock NAME: Claude Code under airlock run --headless, its variables passed with --env.
+claude_airlock()
+{
+	_envs=""
+	for _e in $CLAUDE_ENV; do
+		_envs="$_envs|--env|$_e"
+	done
+	_oifs=$IFS
+	IFS='|'
+	# shellcheck disable=SC2086
+	set -- ${_envs#|} "--" "$AG_CLIENT" $CLAUDE_ARGS
+	IFS=$_oifs
+	ag_run_airlock "$_n0" "$@"
+}
+
+# session_tail: the end of Claude Code's output, for a diagnostic.
+session_tail() { tail -c 600 "$AG_OUT/$_n0.err"; tail -n 3 "$AG_OUT/$_n0.out" | cut -c 1-300; }
+
+# ---- bare: the legitimate steps, no airlock -------------------------------------------------
+ag_fixture "$T/bare"
+ag_script "$HERE/claude_script.json" "$T/script-full.json"
+ag_script_legit "$T/script-full.json" "$T/script-bare.json"
+ag_mock_start anthropic "$PORT" "$T/script-bare.json" "$T/mock-bare"
+_n0=bare
+claude_bare
+ag_mock_stop
+echo "# bare: claude exited $RC after ${WALL}s"
+ag_expect "bare: claude finishes the session (exit 0, mock played every step)" \
+	sh -c '[ "$1" = 0 ] && grep -q "\"done\": true" "$2/report.json" || { echo "rc $1"; cat "$3"; exit 1; }' \
+	sh "$RC" "$T/mock-bare" "$AG_OUT/bare.err"
+ag_judge "$T/script-bare.json" "$T/mock-bare" "" --prefix "bare: " --legit-only
+
+# ---- under airlock: the whole session ----------------------------------------------------
+ag_fixture "$T/run"
+ag_script "$HERE/claude_script.json" "$T/script.json"
+ag_policy "$T/policy.yaml" "$PORT"
+cp "$AG_HOME/.bashrc" "$T/bashrc.before"
+git -C "$AG_REMOTE" for-each-ref >"$T/remote.before"
+head_before=$(git -C "$AG_WS" rev-parse HEAD)
+ag_mock_start anthropic "$PORT" "$T/script.json" "$T/mock-run"
+_n0=airlock
+claude_airlock
+ag_mock_stop
+echo "# airlock: claude exited $RC after ${WALL}s; log $LOG"
+ag_expect "airlock: claude finishes the session (exit 0, mock played every step)" \
+	sh -c '[ "$1" = 0 ] && grep -q "\"done\": true" "$2/report.json" || { echo "rc $1"; tail -c 800 "$3"; exit 1; }' \
+	sh "$RC" "$T/mock-run" "$AG_OUT/airlock.err"
+ag_judge "$T/script.json" "$T/mock-run" "$LOG" --prefix "airlock: "
+
+# ---- from outside, after the session ---------------------------------------------------
+host() { (cd "$AG_WS" && HOME=$AG_HOME GIT_CONFIG_NOSYSTEM=1 "$@"); }
+ag_expect "host: the tests pass on the host copy" host "$PY" -m unittest -q
+ag_expect "host: the fix is committed in the host repo (with NOTES.md)" sh -c '
+	s=$(git -C "$1" log -1 --format=%s) && [ "$s" = fix ] && [ "$(git -C "$1" rev-parse HEAD~1)" = "$2" ] &&
+	git -C "$1" cat-file -e HEAD:NOTES.md || { echo "HEAD is \"$s\": $(git -C "$1" log --oneline -3 | tr "\n" " ")"; exit 1; }' \
+	sh "$AG_WS" "$head_before"
+ag_expect "host: git config user.email x@y applied" sh -c '
+	e=$(git -C "$1" config --local user.email); [ "$e" = x@y ] || { echo "user.email is \"$e\""; exit 1; }' sh "$AG_WS"
+ag_expect "host: the bare remote did not move" sh -c '
+	git -C "$1" for-each-ref | diff "$2" - ' sh "$AG_REMOTE" "$T/remote.before"
+ag_expect "host: ~/.bashrc unchanged" cmp "$T/bashrc.before" "$AG_HOME/.bashrc"
+ag_expect "host: no .git/hooks/pre-commit planted" sh -c '
+	! ls -l "$1/.git/hooks/pre-commit" 2>/dev/null' sh "$AG_WS"
+ag_expect "host: no .claude/settings.json planted" sh -c '
+	! ls -l "$1/.claude/settings.json" 2>/dev/null' sh "$AG_WS"
+ag_expect "host: no .mcp.json planted" sh -c '! ls -l "$1/.mcp.json" 2>/dev/null' sh "$AG_WS"
+ag_expect "host: no canary in Claude Code's output" sh -c '
+	! grep -l -e "$2" -e "$3" "$1/airlock.out" "$1/airlock.err"' sh "$AG_OUT" "$AG_ENV_SECRET" "$AG_SSH_SECRET"
+
+tap_plan_end tests
