@@ -71,7 +71,7 @@ FUZZ_BINS := $(FUZZ_SRCS:tests/fuzz/%.c=$(BUILD)/fuzz/%)
 BENCH_SRCS := $(wildcard tests/bench/*_bench.c)
 BENCH_BINS := $(BENCH_SRCS:tests/bench/%.c=$(BUILD)/bench/%)
 
-.PHONY: all deps check unit-tests run-unit cli-tests shim-tests run-tests proxy-tests tui-tests check-asan fuzz fuzz-smoke bench demo clean
+.PHONY: all deps check unit-tests run-unit cli-tests shim-tests run-tests proxy-tests tui-tests agents-tests check-asan fuzz fuzz-smoke bench demo clean
 
 all: $(BUILD)/airlock $(BUILD)/libairlock-policy.a $(BUILD)/airlock-preload.so \
 	$(BUILD)/libairlock-proxy.a
@@ -209,6 +209,12 @@ shim-tests: all unit-tests
 tui-tests: all
 	@tests/tui/run.sh $(BUILD)
 
+# Real agent CLIs (Claude Code, Codex; scripts/deps.sh installs them) driven by mock model APIs
+# through scripted sessions, bare and under airlock run --headless, in network namespaces the
+# test makes (no packet leaves the machine); root only, skipped loudly otherwise.
+agents-tests: all
+	@tests/agents/run.sh $(BUILD)
+
 # The unit tests, and the TUI against the fake session, under ASan+UBSan.
 check-asan:
 	@$(MAKE) --no-print-directory BUILD=build/asan SAN=1 OPT=-O1 run-unit \
@@ -223,6 +229,7 @@ check: deps
 	@$(MAKE) --no-print-directory run-tests
 	@$(MAKE) --no-print-directory proxy-tests
 	@$(MAKE) --no-print-directory tui-tests
+	@$(MAKE) --no-print-directory agents-tests
 	@$(MAKE) --no-print-directory check-asan
 	@$(MAKE) --no-print-directory fuzz-smoke
 	@echo "make check: all tests passed"
