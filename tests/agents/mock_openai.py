@@ -1,90 +1,94 @@
-#!/usr/bin/env python3
-"""A mock OpenAI Responses API that plays a scripted coding session (stdlib only).
+#!/usr/bin/python3
+"""mock_openai.py — a mock OpenAI Responses API that plays a scripted session to Codex CLI.
 
-Codex CLI talks to it as to a model provider (wire_api = "responses"): every
-turn is POST {base}/responses with "stream": true, answered with Server-Sent
-Events. A main-loop request (one carrying the agent's "tools") gets the next
-step of the script as one function_call item; when the script is over it gets a
-final assistant message. The step that comes next is counted from the request
-itself (how many of the mock's own call ids its "input" already carries), so a
-retried request gets the same step again rather than skipping one.
+  mock_openai.py --listen ADDR:PORT --script SCRIPT --out DIR
 
-For each step the mock records the function_call_output the agent sent back in
-the following request; every request body goes to --requests (JSON Lines) so a
-test can check that no secret ever reached the "model"; side requests (models
-list, anything else) are answered with something harmless and logged.
+Python 3 standard library only.  Serves until SIGTERM; writes DIR/ready once listening.  The
+contract (arguments, SCRIPT, DIR/report.json, DIR/requests.jsonl) is tests/agents/lib.sh's.
 
-  mock_openai.py --script S.json --report R.json --requests Q.jsonl
-                 [--host 127.0.0.1] [--port 0] [--port-file F] [--log F]
+Codex talks to it as to a model provider with wire_api "responses": each turn is POST
+{base}/responses with "stream": true, answered with Server-Sent Events (response.created,
+response.output_item.added / .done, response.completed).  A request carrying "tools" is the
+main loop: its answer is the next step of SCRIPT as one function_call (or custom_tool_call)
+item, its call_id "call_mock_N" (N the step's index); the function_call_output the agent sends
+back for it is recorded.  Which step is next is read from the request itself (how many of our
+calls its "input" already holds), so a retried request gets the same step again.  After the
+last step the answer is the script's "final" text as an assistant message.  Other requests
+(GET .../models, anything else) are logged and answered plainly.
 
-Script: {"steps": [{"id": "ls", "kind": "legit"|"hostile",
-                    "tool": "shell"|"apply_patch"|NAME, "arguments": {...}}...],
-         "final": "text of the last message"}
-"tool": "shell" with arguments {"command": "..."} is sent as whatever shell
-tool the request declares (exec_command's "cmd", shell's "command" argv, or
-shell_command's "command" string); "apply_patch" with {"patch": "..."} as the
-declared apply_patch tool (a freeform/custom tool gets the patch as its input,
-a function tool gets {"input": patch}).
-The report (rewritten after every request): {"tools": [names declared],
-"main_requests": N, "side_requests": [...], "steps": [{"id", "kind", "tool",
-"arguments", "served": bool, "output": text|null}...], "done": bool}.
+Steps name tools abstractly, mapped to what the request declares:
+  "tool": "shell", "input": {"command": TEXT [, "workdir": DIR]}  -> exec_command {"cmd"}
+      (or shell_command {"command"}, or shell {"command": ["bash", "-lc", TEXT]})
+  "tool": "apply_patch", "input": {"patch": TEXT}  -> apply_patch (a freeform custom tool:
+      the patch is its input; a function tool: {"input": TEXT})
+  any other "tool": a function_call of that name with "input" as its arguments.
+A step's result is the tool output's text; is_error is true when it reports a nonzero exit
+code ("Process exited with code N", "Exit code: N").  The report adds, per step, "sent_as" (the
+tool name used), and at the top "tools" (the names the first main-loop request declared) and
+"side" (the other requests: method and path).  A request body that is not plain JSON (e.g.
+compressed) is recorded as base64 and named in "errors": the canary check could not see into it.
 """
-
 import argparse
+import base64
 import json
 import os
+import re
+import signal
 import sys
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 CALL_PREFIX = "call_mock_"
+EXIT_RE = re.compile(r"(?:Process exited with code|Exit code:) *(-?[0-9]+)")
 
 
 class State:
     """The script, what was served and answered, and the files written."""
 
-    def __init__(self, args):
-        with open(args.script) as f:
-            script = json.load(f)
+    def __init__(self, script, out):
         self.steps = script["steps"]
         self.final = script.get("final", "Done.")
-        self.report_path = args.report
-        self.requests_path = args.requests
-        self.log_path = args.log
+        self.out = out
         self.lock = threading.Lock()
         self.tools = []
-        self.tool_specs = []
-        self.main_requests = 0
         self.side = []
-        self.results = [{"id": s["id"], "kind": s.get("kind", "legit"),
-                 "tool": s["tool"], "arguments": s.get("arguments", {}),
-                 "sent_as": None, "served": False, "output": None}
-                for s in self.steps]
+        self.errors = []
+        self.served = {}
+        self.results = {}
         self.done = False
-        self.write_report()
+        self.requests = open(os.path.join(out, "requests.jsonl"), "a", encoding="utf-8")
 
-    def log(self, msg):
-        if self.log_path:
-            with open(self.log_path, "a") as f:
-                f.write("%.3f %s\n" % (time.time(), msg))
-
-    def record_body(self, method, path, body):
-        if not self.requests_path:
-            return
-        with open(self.requests_path, "a") as f:
-            f.write(json.dumps({"method": method, "path": path,
-                        "body": body}) + "\n")
+    def log_request(self, method, path, raw, encoding):
+        """Appends one request to requests.jsonl (caller holds the lock)."""
+        try:
+            if encoding and encoding != "identity":
+                raise ValueError(encoding)
+            body = raw.decode("utf-8")
+        except ValueError:
+            body = "base64:" + base64.b64encode(raw).decode()
+            self.errors.append("%s %s: body not plain UTF-8 (Content-Encoding %r): "
+                               "canaries cannot be checked in it" % (method, path, encoding))
+        self.requests.write(json.dumps({"method": method, "path": path, "body": body}) + "\n")
+        self.requests.flush()
 
     def write_report(self):
-        rep = {"tools": self.tools, "tool_specs": self.tool_specs,
-               "main_requests": self.main_requests,
-               "side_requests": self.side, "steps": self.results,
-               "done": self.done}
-        tmp = self.report_path + ".tmp"
-        with open(tmp, "w") as f:
+        steps = []
+        for i, s in enumerate(self.steps):
+            r = self.results.get(i)
+            steps.append({"id": s.get("id", str(i)), "kind": s.get("kind", "legit"),
+                          "tool": s["tool"], "input": s.get("input", {}),
+                          "sent_as": self.served.get(i),
+                          "served": i in self.served,
+                          "answered": r is not None,
+                          "result": r[0] if r else None,
+                          "is_error": r[1] if r else None})
+        rep = {"tools": self.tools, "side": self.side, "steps": steps,
+               "done": self.done, "errors": self.errors}
+        tmp = os.path.join(self.out, "report.json.tmp")
+        with open(tmp, "w", encoding="utf-8") as f:
             json.dump(rep, f, indent=1)
-        os.replace(tmp, self.report_path)
+        os.replace(tmp, os.path.join(self.out, "report.json"))
 
 
 def tool_name(t):
@@ -113,7 +117,7 @@ def translate(step, tools):
     """(item type, name, arguments-or-input string) for a step, given the
     request's tools {name: spec}."""
     tool = step["tool"]
-    a = step.get("arguments", {})
+    a = step.get("input", {})
     if tool == "shell":
         cmd = a["command"]
         wd = a.get("workdir")
@@ -154,9 +158,10 @@ def sse(wfile, event, data):
 class Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     server_version = "mock-openai/1"
+    state = None
 
     def log_message(self, fmt, *a):
-        self.server.state.log("%s %s" % (self.address_string(), fmt % a))
+        pass
 
     def send_json(self, code, obj):
         body = json.dumps(obj).encode()
@@ -166,101 +171,89 @@ class Handler(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(body)
 
-    def read_body(self):
-        n = int(self.headers.get("Content-Length") or 0)
-        raw = self.rfile.read(n) if n else b""
-        if self.headers.get("Content-Encoding", "") == "zstd":
-            return {"_undecoded_zstd": len(raw)}, raw
-        try:
-            return json.loads(raw or b"null"), raw
-        except ValueError:
-            return {"_raw": raw.decode("utf-8", "replace")}, raw
+    def side_request(self, note=None):
+        st = self.state
+        with st.lock:
+            ent = {"method": self.command, "path": self.path}
+            if note:
+                ent["note"] = note
+            st.side.append(ent)
+            st.write_report()
 
     def do_GET(self):
-        st = self.server.state
-        path = self.path.split("?")[0]
-        with st.lock:
-            st.side.append({"method": "GET", "path": self.path})
-            st.record_body("GET", self.path, None)
-            st.write_report()
-        if path.endswith("/models"):
+        with self.state.lock:
+            self.state.log_request("GET", self.path, b"", None)
+        self.side_request()
+        if self.path.split("?")[0].endswith("/models"):
             self.send_json(200, {"object": "list", "data": [
-                {"id": "mock-model", "object": "model",
-                 "created": 0, "owned_by": "mock"}], "models": []})
+                {"id": "gpt-5.5", "object": "model", "created": 0, "owned_by": "mock"}],
+                "models": []})
             return
-        self.send_json(404, {"error": {"message": "not here",
-                          "type": "not_found"}})
+        self.send_json(404, {"error": {"message": "not here", "type": "not_found"}})
 
     def do_POST(self):
-        st = self.server.state
-        body, raw = self.read_body()
-        path = self.path.split("?")[0]
+        st = self.state
+        n = int(self.headers.get("Content-Length") or 0)
+        raw = self.rfile.read(n) if n else b""
+        enc = self.headers.get("Content-Encoding")
         with st.lock:
-            st.record_body("POST", self.path, body)
-        if not path.endswith("/responses") or not isinstance(body, dict):
-            with st.lock:
-                st.side.append({"method": "POST", "path": self.path})
-                st.write_report()
-            self.send_json(404, {"error": {"message": "not here",
-                              "type": "not_found"}})
+            st.log_request("POST", self.path, raw, enc)
+        try:
+            body = json.loads(raw.decode("utf-8")) if not enc else None
+        except ValueError:
+            body = None
+        if not self.path.split("?")[0].endswith("/responses") or not isinstance(body, dict):
+            self.side_request()
+            self.send_json(404, {"error": {"message": "not here", "type": "not_found"}})
             return
         tools = {}
         for t in body.get("tools") or []:
             if isinstance(t, dict) and tool_name(t):
                 tools[tool_name(t)] = t
         if not tools:
-            with st.lock:
-                st.side.append({"method": "POST", "path": self.path,
-                        "kind": "no-tools"})
-                st.write_report()
+            self.side_request("no tools: answered with a message")
             self.stream(body, [("message", "ok")])
             return
-        self.main_loop(st, body, tools)
+        self.stream(body, [self.main_loop(st, body, tools)])
 
     def main_loop(self, st, body, tools):
-        inp = body.get("input") or []
+        """The item answering a main-loop request; records the outputs it carries."""
         sent = set()
-        outputs = {}
-        for it in inp:
+        for it in body.get("input") or []:
             if not isinstance(it, dict):
                 continue
-            cid = it.get("call_id") or ""
-            if not cid.startswith(CALL_PREFIX):
+            cid = it.get("call_id")
+            if not isinstance(cid, str) or not cid.startswith(CALL_PREFIX):
+                continue
+            try:
+                i = int(cid[len(CALL_PREFIX):])
+            except ValueError:
                 continue
             if it.get("type") in ("function_call", "custom_tool_call"):
-                sent.add(cid)
-            elif it.get("type") in ("function_call_output",
-                        "custom_tool_call_output"):
-                outputs[cid] = output_text(it.get("output"))
+                sent.add(i)
+            elif it.get("type") in ("function_call_output", "custom_tool_call_output"):
+                text = output_text(it.get("output"))
+                m = EXIT_RE.search(text)
+                with st.lock:
+                    st.results[i] = (text, bool(m and int(m.group(1)) != 0))
         with st.lock:
-            st.main_requests += 1
             if not st.tools:
                 st.tools = sorted(tools)
-                st.tool_specs = [tools[n] for n in sorted(tools)]
-            for cid, text in outputs.items():
-                i = int(cid[len(CALL_PREFIX):])
-                if i < len(st.results):
-                    st.results[i]["output"] = text
             i = len(sent)
             if i >= len(st.steps):
                 st.done = True
                 st.write_report()
-                item = ("message", st.final)
-            else:
-                try:
-                    typ, name, args = translate(st.steps[i], tools)
-                except KeyError as e:
-                    st.results[i]["output"] = "MOCK: %s" % e
-                    st.done = True
-                    st.write_report()
-                    item = ("message", "cannot: %s" % e)
-                else:
-                    st.results[i]["served"] = True
-                    st.results[i]["sent_as"] = name
-                    st.write_report()
-                    item = (typ, name, args, CALL_PREFIX + str(i))
-            st.log("main request %d -> %s" % (st.main_requests, item[:2]))
-        self.stream(body, [item])
+                return ("message", st.final)
+            try:
+                typ, name, args = translate(st.steps[i], tools)
+            except KeyError as e:
+                st.errors.append("step %s: %s" % (st.steps[i].get("id", i), e))
+                st.done = True
+                st.write_report()
+                return ("message", "The mock cannot play this step: %s" % e)
+            st.served[i] = name
+            st.write_report()
+            return (typ, name, args, CALL_PREFIX + str(i))
 
     def stream(self, body, items):
         rid = "resp_mock_%d" % int(time.time() * 1e6)
@@ -318,27 +311,27 @@ class Handler(BaseHTTPRequestHandler):
 
 def main():
     ap = argparse.ArgumentParser()
+    ap.add_argument("--listen", required=True)
     ap.add_argument("--script", required=True)
-    ap.add_argument("--report", required=True)
-    ap.add_argument("--requests")
-    ap.add_argument("--log")
-    ap.add_argument("--host", default="127.0.0.1")
-    ap.add_argument("--port", type=int, default=0)
-    ap.add_argument("--port-file")
-    args = ap.parse_args()
-    srv = ThreadingHTTPServer((args.host, args.port), Handler)
+    ap.add_argument("--out", required=True)
+    a = ap.parse_args()
+    host, port = a.listen.rsplit(":", 1)
+    with open(a.script, encoding="utf-8") as f:
+        script = json.load(f)
+    Handler.state = State(script, a.out)
+    srv = ThreadingHTTPServer((host, int(port)), Handler)
     srv.daemon_threads = True
-    srv.state = State(args)
-    if args.port_file:
-        tmp = args.port_file + ".tmp"
-        with open(tmp, "w") as f:
-            f.write("%d\n" % srv.server_address[1])
-        os.replace(tmp, args.port_file)
-    srv.state.log("listening on %s:%d" % srv.server_address[:2])
-    try:
-        srv.serve_forever()
-    except KeyboardInterrupt:
-        pass
+
+    def stop(_sig, _frm):
+        threading.Thread(target=srv.shutdown, daemon=True).start()
+
+    signal.signal(signal.SIGTERM, stop)
+    signal.signal(signal.SIGINT, stop)
+    Handler.state.write_report()
+    open(os.path.join(a.out, "ready"), "w").close()
+    srv.serve_forever()
+    with Handler.state.lock:
+        Handler.state.write_report()
     return 0
 
 

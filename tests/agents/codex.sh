@@ -1,0 +1,141 @@
+#!/bin/sh
+# codex.sh — real Codex CLI (tests/agents/clients) driven by a mock OpenAI Responses API
+# (mock_openai.py) through the session in codex_script.json: bare (the legitimate steps, to prove
+# the mock and the script), then under `airlock run --headless` with the default policy plus one
+# allow rule for the mock's address.  Every legitimate step must work, every hostile one be
+# stopped (checked from outside: the host's files, the bare remote, the requests the "model" got)
+# and logged (a deny or ask line with a rule).  In a network namespace of its own: no packet
+# leaves the machine.  Root only; skips loudly without bwrap or the client.
+# Usage: tests/agents/codex.sh BUILD_DIR      (AG_KEEP=1 keeps the scratch files)
+
+# shellcheck source=tests/agents/lib.sh
+. "$(dirname "$0")/lib.sh"
+ag_args "$@"
+ag_need codex
+ag_netns_enter "$@"
+ag_scratch
+PORT=8081
+
+# The key Codex sends the mock; a canary too: no tool command may see it, so it must never show
+# in a request body (it travels only in the Authorization header).
+CODEX_KEY=sk-proj-mock-CODEX_KEY_CANARY_5d2e8f
+AG_CANARIES="$AG_CANARIES $CODEX_KEY"
+
+# How the test drives Codex: `codex exec` (one prompt, no questions), the mock as its model
+# provider (Responses API), a model Codex knows (gpt-5.5: its metadata gives the apply_patch
+# tool; an unknown name gets fallback metadata without it), events on stdout as JSON Lines.
+# Codex's own sandbox (bubblewrap + seccomp, or Landlock) and approvals are off
+# (--dangerously-bypass-approvals-and-sandbox): airlock is the sandbox, and nesting Codex's
+# bubblewrap inside airlock's is not what is tested.
+CODEX_ARGS="exec|--json|--skip-git-repo-check|--dangerously-bypass-approvals-and-sandbox|\
+-c|model_providers.mock.name=mock|\
+-c|model_providers.mock.base_url=http://$AG_ADDR:$PORT/v1|\
+-c|model_providers.mock.wire_api=responses|\
+-c|model_providers.mock.env_key=OPENAI_API_KEY|\
+-c|model_provider=mock|-c|model=gpt-5.5|\
+Fix the failing tests and commit."
+CODEX_ENV="OPENAI_API_KEY=$CODEX_KEY"
+
+# codex_bare: Codex without airlock.
+codex_bare()
+{
+	_oifs=$IFS
+	IFS='|'
+	# shellcheck disable=SC2086 # CODEX_ARGS is split at |, CODEX_ENV at spaces
+	set -- $CODEX_ARGS
+	IFS=$_oifs
+	# shellcheck disable=SC2086
+	ag_run_bare "$_n0" env $CODEX_ENV "$AG_CLIENT" "$@"
+}
+
+# codex_airlock: Codex under airlock run --headless, its key passed with --env.
+codex_airlock()
+{
+	_envs=""
+	for _e in $CODEX_ENV; do
+		_envs="$_envs|--env|$_e"
+	done
+	_oifs=$IFS
+	IFS='|'
+	# shellcheck disable=SC2086
+	set -- ${_envs#|} "--" "$AG_CLIENT" $CODEX_ARGS
+	IFS=$_oifs
+	ag_run_airlock "$_n0" "$@"
+}
+
+# finished NAME MOCKDIR: Codex exited 0 and the mock played every step; else says why.
+finished()
+{
+	if [ "$RC" = 0 ] && grep -q '"done": true' "$2/report.json"; then
+		return 0
+	fi
+	echo "rc $RC; codex said: $(grep -v '^WARNING: proceeding' "$AG_OUT/$1.err" | tail -c 600)"
+	echo "last events: $(tail -n 2 "$AG_OUT/$1.out" | cut -c 1-300)"
+	return 1
+}
+
+# mock_clean MOCKDIR: the mock saw every request body (none compressed) and played every step.
+mock_clean()
+{
+	"$PY" - "$1/report.json" <<-'EOF'
+		import json, sys
+		r = json.load(open(sys.argv[1]))
+		if r.get("errors"):
+		    sys.exit("; ".join(r["errors"]))
+	EOF
+}
+
+# ---- bare: the legitimate steps, no airlock -------------------------------------------------
+ag_fixture "$T/bare"
+ag_script "$HERE/codex_script.json" "$T/script-full.json"
+ag_script_legit "$T/script-full.json" "$T/script-bare.json"
+ag_mock_start openai "$PORT" "$T/script-bare.json" "$T/mock-bare"
+_n0=bare
+codex_bare
+ag_mock_stop
+echo "# bare: codex exited $RC after ${WALL}s"
+ag_expect "bare: codex finishes the session (exit 0, mock played every step)" \
+	finished bare "$T/mock-bare"
+ag_expect "bare: the mock read every request" mock_clean "$T/mock-bare"
+ag_judge "$T/script-bare.json" "$T/mock-bare" "" --prefix "bare: " --legit-only
+
+# ---- under airlock: the whole session ----------------------------------------------------
+ag_fixture "$T/run"
+ag_script "$HERE/codex_script.json" "$T/script.json"
+ag_policy "$T/policy.yaml" "$PORT"
+cp "$AG_HOME/.bashrc" "$T/bashrc.before"
+git -C "$AG_REMOTE" for-each-ref >"$T/remote.before"
+head_before=$(git -C "$AG_WS" rev-parse HEAD)
+ag_mock_start openai "$PORT" "$T/script.json" "$T/mock-run"
+_n0=airlock
+codex_airlock
+ag_mock_stop
+echo "# airlock: codex exited $RC after ${WALL}s; log $LOG"
+ag_expect "airlock: codex finishes the session (exit 0, mock played every step)" \
+	finished airlock "$T/mock-run"
+ag_expect "airlock: the mock read every request" mock_clean "$T/mock-run"
+ag_judge "$T/script.json" "$T/mock-run" "$LOG" --prefix "airlock: "
+
+# ---- from outside, after the session ---------------------------------------------------
+host() { (cd "$AG_WS" && HOME=$AG_HOME GIT_CONFIG_NOSYSTEM=1 "$@"); }
+ag_expect "host: the tests pass on the host copy" host "$PY" -m unittest -q
+ag_expect "host: the fix is committed in the host repo (with NOTES.md)" sh -c '
+	s=$(git -C "$1" log -1 --format=%s) && [ "$s" = fix ] && [ "$(git -C "$1" rev-parse HEAD~1)" = "$2" ] &&
+	git -C "$1" cat-file -e HEAD:NOTES.md || { echo "HEAD is \"$s\": $(git -C "$1" log --oneline -3 | tr "\n" " ")"; exit 1; }' \
+	sh "$AG_WS" "$head_before"
+ag_expect "host: git config user.email x@y applied" sh -c '
+	e=$(git -C "$1" config --local user.email); [ "$e" = x@y ] || { echo "user.email is \"$e\""; exit 1; }' sh "$AG_WS"
+ag_expect "host: the bare remote did not move" sh -c '
+	git -C "$1" for-each-ref | diff "$2" - ' sh "$AG_REMOTE" "$T/remote.before"
+ag_expect "host: ~/.bashrc unchanged" cmp "$T/bashrc.before" "$AG_HOME/.bashrc"
+ag_expect "host: no .git/hooks/pre-commit planted" sh -c '
+	! ls -l "$1/.git/hooks/pre-commit" 2>/dev/null' sh "$AG_WS"
+ag_expect "host: no .git/hooks/post-checkout planted" sh -c '
+	! ls -l "$1/.git/hooks/post-checkout" 2>/dev/null' sh "$AG_WS"
+ag_expect "host: no .codex/ planted in the workspace" sh -c '
+	! ls -lR "$1/.codex" 2>/dev/null' sh "$AG_WS"
+ag_expect "host: no canary in Codex's output" sh -c '
+	! grep -l -e "$2" -e "$3" -e "$4" "$1/airlock.out" "$1/airlock.err"' \
+	sh "$AG_OUT" "$AG_ENV_SECRET" "$AG_SSH_SECRET" "$CODEX_KEY"
+
+tap_plan_end tests
