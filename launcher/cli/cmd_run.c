@@ -192,10 +192,13 @@ static int end_session(struct run *r, int st)
 	approve_drain_agent(r->approvals);
 	approve_end(r->approvals); /* logged before the session's end, not after */
 	hub_flush(&r->hub);
+	/* the sandbox is gone: the session copies are applied or kept aside, logged before the end */
+	copies_finish(r->copies, r->log, NULL);
 	int lost = audit_error(r->log);
 	if (lost < 0)
 		st = RUN_EXIT_FAILED; /* whatever the agent's status: its record is not whole */
 	run_end_control(r, st);
+	fputs(copies_message(r->copies), stderr); /* on the user's own terminal again */
 	if (lost < 0) /* once, and after run_end_control(): on the user's own terminal again */
 		airlock_err("run: cannot write the audit log %s: %s: the agent was stopped (nothing "
 			    "it does may go unrecorded); free space or choose another --log",
@@ -228,6 +231,7 @@ static void run_release(struct run *r)
 	session_destroy(&r->session);
 	policy_source_release(&r->src);
 	r->backend->free(r->sandbox);
+	copies_free(r->copies); /* after the sandbox: the working copies and placeholders go */
 	env_free(r->agent_env);
 	if (r->seccomp_fd >= 0)
 		close(r->seccomp_fd);

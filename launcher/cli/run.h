@@ -64,6 +64,8 @@ struct run {
 	/* the kernel layer: NULL sandbox with --no-sandbox */
 	const struct sandbox_backend *backend;
 	struct sandbox *sandbox;
+	struct copies *copies; /* the session copies of runs-later paths (copies.h); NULL with
+				  --no-sandbox */
 	int seccomp_fd;
 	int sigfd;
 	pid_t child; /* what was forked: bwrap (or the agent itself with --no-sandbox) */

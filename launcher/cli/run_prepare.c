@@ -86,6 +86,15 @@ static int build_env(struct run *r)
 			r->o.env[i] = proxy_env[i];
 		r->o.nenv += 8;
 	}
+	/* the agent profile's key variables: the shim scrubs them from all but the agent */
+	if (profile_scrub_env(&r->profile, &r->scrub_keys, &r->scrub_exes) < 0) {
+		airlock_err("run: out of memory");
+		return RUN_EXIT_FAILED;
+	}
+	if (r->scrub_keys) {
+		r->o.env[r->o.nenv++] = r->scrub_keys;
+		r->o.env[r->o.nenv++] = r->scrub_exes;
+	}
 	extern char **environ;
 	r->agent_env = env_build(r->src.policy, environ, r->o.env, r->session.id, err, sizeof err);
 	if (!r->agent_env) {
@@ -186,6 +195,8 @@ static void sandbox_config_of(const struct run *r, const struct host_paths *h,
 		.resolv_fd = r->resolv_fd,
 		.resolv_path = h->resolv,
 		.env = r->agent_env,
+		.extra_copies = r->profile.profile ? r->profile.profile->copies : NULL,
+		.nextra_copies = r->profile.profile ? r->profile.profile->ncopies : 0,
 		.program = r->program,
 		.argv = r->o.cmd,
 	};
@@ -236,24 +247,98 @@ static int build_sandbox(struct run *r, struct sandbox_report *rep)
 	return st;
 }
 
+/*
+ * Between loading the policy and compiling it: the agent profile chosen
+ * (--profile, the policy's profile: key, or detected from the program) and
+ * merged in (launcher/profiles/profile.h).
+ */
+static int amend_policy(struct policy *p, void *arg, struct policy_error *err)
+{
+	struct run *r = arg;
+	if (profile_choose(r->o.profile, p, r->program, r->o.cmd, &r->profile, err) < 0)
+		return -1;
+	return profile_apply(&r->profile, p, err) < 0 ? -1 : 0;
+}
+
+/* True when path is dir or below it. */
+static bool path_below(const char *path, const char *dir)
+{
+	size_t n = strlen(dir);
+	return strncmp(path, dir, n) == 0 && (path[n] == '/' || path[n] == '\0');
+}
+
+/*
+ * Each sandbox.write path (the policy's and the profile's) exists before
+ * the sandbox is built, or the session does not start: a missing one is
+ * created (mkdir -p, 0700) under the home directory or the workspace, and
+ * refused elsewhere, never left out silently.  Forms the sandbox does not
+ * understand are left for it to report.
+ */
+static int make_write_paths(const struct run *r)
+{
+	const struct policy_sandbox *sb = &r->src.policy->sandbox;
+	for (size_t i = 0; i < sb->nwrite; i++) {
+		const char *raw = sb->write[i], *base = "", *rest = raw;
+		char path[PATH_MAX], failed[PATH_MAX];
+		struct stat st;
+		if (raw[0] == '~' && raw[1] != '\0' && raw[1] != '/')
+			continue;
+		if (raw[0] == '~') {
+			base = r->src.home;
+			rest = raw + 1;
+		} else if (raw[0] != '/') {
+			base = r->src.workspace;
+			rest = raw[0] == '.' && (raw[1] == '/' || raw[1] == '\0') ? raw + 1 : raw;
+		}
+		int n = snprintf(path, sizeof path, "%s%s%s", base, rest[0] && rest[0] != '/' ? "/" : "",
+				 rest);
+		if (n < 0 || (size_t)n >= sizeof path || stat(path, &st) == 0)
+			continue;
+		const char *why = NULL;
+		int e = errno;
+		if (e == ENOENT && lstat(path, &st) == 0)
+			why = "a symbolic link to nothing";
+		else if (e != ENOENT)
+			why = strerror(e);
+		else if (!path_below(path, r->src.home) && !path_below(path, r->src.workspace))
+			why = "missing, and airlock creates only those under your home directory or "
+			      "the workspace";
+		else if ((e = profile_mkdirs(path, failed, sizeof failed)) < 0) {
+			airlock_err("run: sandbox.write: '%s' does not exist and cannot be created "
+				    "(%s: %s); create it, or remove it from the policy",
+				    raw, failed, strerror(-e));
+			return RUN_EXIT_FAILED;
+		}
+		if (why) {
+			airlock_err("run: sandbox.write: '%s' (%s) is %s; create it, or remove it "
+				    "from the policy", raw, path, why);
+			return RUN_EXIT_FAILED;
+		}
+	}
+	return -1;
+}
+
 int run_prepare(struct run *r, struct sandbox_report *rep)
 {
 	struct policy_error perr;
-	struct policy_source_options so = { r->o.policy, r->o.workspace };
+	struct policy_source_options so = { r->o.policy, r->o.workspace, amend_policy, r };
 	char err[1024];
 	int st;
+	/* before the policy: the profile is detected from it */
+	r->program = canon_program(r->o.cmd[0]);
+	if (!r->program) {
+		airlock_err("run: %s: %s", r->o.cmd[0], strerror(errno));
+		return RUN_EXIT_FAILED;
+	}
 	enum policy_source_status ps = policy_source_open(&so, &r->src, &perr);
 	if (ps != POLICY_SOURCE_OK)
 		return policy_source_report(ps, &perr);
 	r->proxy_on = !r->o.no_sandbox && r->src.policy->sandbox.network == POLICY_NETWORK_PROXY;
 	if ((st = check_limits(r)) >= 0)
 		return st;
-	r->program = canon_program(r->o.cmd[0]);
-	if (!r->program) {
-		airlock_err("run: %s: %s", r->o.cmd[0], strerror(errno));
-		return RUN_EXIT_FAILED;
-	}
 	if ((st = check_program(r)) >= 0)
+		return st;
+	if (!r->o.no_sandbox && (st = make_write_paths(r)) >= 0)
 		return st;
 	if (!r->o.no_sandbox && !(r->sandbox = r->backend->probe(r->o.bwrap, err, sizeof err))) {
 		airlock_err("run: %s", err);

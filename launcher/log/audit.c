@@ -224,6 +224,7 @@ static const struct event_field {
 	EVENT_FIELD(command, FIELD_STRING),
 	EVENT_FIELD(args, FIELD_ARGS),
 	EVENT_FIELD(file, FIELD_STRING),
+	EVENT_FIELD(kept, FIELD_STRING),
 	EVENT_FIELD(action, FIELD_STRING),
 	EVENT_FIELD(network_dst, FIELD_STRING),
 	EVENT_FIELD(decision, FIELD_STRING),

@@ -21,6 +21,10 @@ struct audit_log;
 /* What a launcher event says happened (its "event" field); decisions have none. */
 #define AUDIT_SESSION_START "session_start"
 #define AUDIT_SESSION_END "session_end"
+/* A session copy's change reached the host (copies.h): file names it. */
+#define AUDIT_COPY_APPLIED "copy_applied"
+/* A session copy's change did not: file names the host path, kept where it was kept (copies.h). */
+#define AUDIT_KEPT_ASIDE "kept_aside"
 
 /* A session's start (event session_start): what runs, under which policy, in what sandbox.  Strings borrowed. */
 struct audit_session_start {
@@ -65,12 +69,14 @@ struct audit_traffic {
 struct audit_event {
 	const char *source;        /* AUDIT_SOURCE_SHIM, _PROXY, _LAUNCHER */
 	pid_t pid;                 /* 0: none */
-	const char *event;         /* launcher: AUDIT_SESSION_START, AUDIT_SESSION_END; NULL otherwise */
+	const char *event;         /* launcher: AUDIT_SESSION_START, AUDIT_SESSION_END, AUDIT_COPY_APPLIED,
+				      AUDIT_KEPT_ASIDE; NULL otherwise */
 	const struct audit_session_start *start; /* event session_start: its fields; else NULL */
 	const char *command;       /* exec: the program */
 	const char *const *args;   /* exec: argv[1..] */
 	size_t nargs;
-	const char *file;          /* open: canonical path */
+	const char *file;          /* open: canonical path; copy_applied, kept_aside: the host path */
+	const char *kept;          /* kept_aside: where the session's version was kept, or NULL */
 	const char *action;        /* open: read / write / exec */
 	const char *network_dst;   /* connect: host:port */
 	const char *decision;      /* allow / deny / ask */

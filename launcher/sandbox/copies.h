@@ -4,6 +4,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
 
 /*
  * A "runs-later" path is one a program outside the sandbox will execute or
@@ -16,25 +17,135 @@
  * compared with the state it had at launch and, by its kind, applied back,
  * partly applied, or kept aside (with an audit event and a message saying
  * where).
+ *
+ * Where things are (STATE: $XDG_STATE_HOME/airlock, else ~/.local/state/airlock):
+ *
+ *   STATE/sessions/ID/N/work   the working copy of spec N, bound read-write
+ *                              over the real path inside the sandbox
+ *   STATE/sessions/ID/N/snap   its state at launch (absent: the path was)
+ *   STATE/kept/ID/workspace/REL, STATE/kept/ID/home/REL, STATE/kept/ID/root/ABS
+ *                              what was kept aside at the end
+ *
+ * The sessions and kept directories are hidden inside the sandbox (an empty
+ * read-only tmpfs over each).  Copies live on disk, not in /run (a small
+ * tmpfs), and never inside the workspace.
+ *
+ * A path missing at launch gets an empty placeholder on the host (a
+ * directory, or an empty file; missing parents too) as the mount point;
+ * placeholders still empty at the end are removed.  A launcher killed with
+ * SIGKILL leaves only those empty placeholders (and STATE/sessions/ID) on
+ * the host: nothing written inside reaches the real path.
+ *
+ * A file (not directory) copy is a mount point inside: writing it in place
+ * works, replacing it by rename(2) fails with EBUSY (editors' and some
+ * programs' temp-file-and-rename).  That is why .git is handled as a
+ * directory (COPY_GIT_DIR) and agent config directories are copied whole.
  */
 
 /* How a copy's changes reach the host at the end of the session. */
 enum copy_apply {
-	COPY_KEEP_ASIDE,  /* any change is kept aside; nothing is applied */
+	COPY_KEEP_ASIDE,  /* any change is kept aside; nothing is applied (file or directory:
+			     per file, each new, changed or deleted file one event) */
 	COPY_GIT_CONFIG,  /* a git config file: changes of safe keys (user.*, branch.*, ...) are
 			     applied, the rest kept aside */
 	COPY_JSON_KEYS,   /* a JSON file: changes are applied unless they touch one of
 			     copy_spec.keys (dotted paths, '*' one level: "hooks",
 			     "projects.*.mcpServers"); then those keys keep their launch value
 			     and the whole new file is kept aside */
+	COPY_GIT_DIR,     /* a .git directory (dir must be true): its top-level files are copies
+			     (config merged as COPY_GIT_CONFIG; HEAD, index, packed-refs, *_HEAD,
+			     COMMIT_EDITMSG, description, shallow applied unless the host's
+			     changed meanwhile; others kept aside), hooks/ a copy (new or
+			     changed hooks kept aside, new *.sample applied), objects/, refs/,
+			     logs/, info/, lfs/, rr-cache/, branches/ bound read-write straight
+			     through (never copied: no start-up cost for a big repository),
+			     modules/ and worktrees/ read-only.  Missing at launch (`git init`
+			     inside): what was made is applied by the same rules.  A .git that is
+			     a file (gitdir: pointer) or a symlink is bound read-only. */
 };
 
 /* One runs-later path, as a profile or the built-in list names it.  Strings are static. */
 struct copy_spec {
 	const char *path;        /* "./REL" (workspace), "~/REL" (home) or absolute */
 	bool dir;                /* a directory (copied whole) rather than a file */
-	enum copy_apply apply;
+	enum copy_apply apply;   /* a directory: COPY_KEEP_ASIDE or COPY_GIT_DIR */
 	const char *const *keys; /* COPY_JSON_KEYS: NULL-terminated list; else NULL */
 };
+
+/* One mount the sandbox makes for the copies, in this order.  Strings owned by the copies. */
+struct copy_bind {
+	const char *src;  /* host path (the working copy, or the real path for read-only and
+			     bound-through ones) */
+	const char *dest; /* the real path, where it shows inside */
+	bool ro;
+};
+
+/* What copies_prepare() needs.  Strings borrowed. */
+struct copies_config {
+	const char *workspace;  /* absolute, canonical */
+	const char *home;       /* absolute */
+	const char *session_id; /* the session's id (session.h) */
+	const struct copy_spec *extra; /* besides the built-in list (a profile's), or NULL; an
+					  extra spec of the same path replaces the built-in one */
+	size_t nextra;
+};
+
+/* One session's copies. */
+struct copies;
+
+/*
+ * The built-in list, relative to the workspace: .git (COPY_GIT_DIR),
+ * .claude/, .codex/, .gemini/, .vscode/, .idea/, .cursor/, .devcontainer/
+ * (directories, COPY_KEEP_ASIDE), .mcp.json, .envrc (files, COPY_KEEP_ASIDE).
+ * *n receives the count.  Static.
+ */
+const struct copy_spec *copies_builtin(size_t *n);
+
+/*
+ * Makes the working copies and launch snapshots of the built-in list and
+ * cfg->extra under STATE/sessions/ID/, and the placeholders of missing
+ * paths.  Returns 0 and *out (free with copies_free()), or -errno with a
+ * message in err (everything made so far removed).
+ */
+int copies_prepare(const struct copies_config *cfg, struct copies **out, char *err, size_t errlen);
+
+/* The mounts to make, in order (after the workspace's bind); *n receives the count.  Valid until copies_free(). */
+const struct copy_bind *copies_binds(const struct copies *c, size_t *n);
+
+/*
+ * Host directories to hide inside the sandbox (STATE/sessions, STATE/kept),
+ * NULL-terminated.  Valid until copies_free().
+ */
+const char *const *copies_hidden(const struct copies *c);
+
+/* Where it ended: what copies_finish() did, in counts. */
+struct copies_result {
+	unsigned applied; /* paths (or keys' files) applied to the host */
+	unsigned kept;    /* paths kept aside */
+};
+
+struct audit_log;
+
+/*
+ * The session is over (the sandbox gone, so nothing writes the copies any
+ * more): each copy compared with its launch snapshot and applied, partly
+ * applied or kept aside by its kind.  A copy whose real path changed on the
+ * host meanwhile is kept aside, never merged.  One audit event per path
+ * (event "copy_applied" or "kept_aside", file: the host path, kept: where it
+ * was kept, message: what changed) in log (NULL: none).  The message for
+ * the user (what was kept aside, where, how to apply it by hand) is built,
+ * see copies_message().  Call it once.
+ */
+void copies_finish(struct copies *c, struct audit_log *log, struct copies_result *res);
+
+/* The text copies_finish() built for the user's terminal ("" when nothing was kept aside).  Valid until copies_free(). */
+const char *copies_message(const struct copies *c);
+
+/*
+ * Removes the working copies and snapshots, and the placeholders still empty
+ * (with or without copies_finish(): without it, nothing is applied).
+ * Accepts NULL.
+ */
+void copies_free(struct copies *c);
 
 #endif

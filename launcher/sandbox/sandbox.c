@@ -30,9 +30,13 @@
  *   late binds             read / write paths strictly inside /dev, /proc, /tmp
  *                          or /run (e.g. a workspace in /tmp), so the private
  *                          mounts above do not hide them
- *   protections            --ro-bind P P over existing, writable policy file,
- *                          .airlock, .git/hooks, .git/config, editor and agent
- *                          config dirs, shell rc files
+ *   protections            the session copies (copies.h): --bind COPY P over
+ *                          each runs-later path (.git with its objects, refs...
+ *                          bound through; .claude, .vscode, .mcp.json, .envrc,
+ *                          a profile's), their store hidden; then --ro-bind P P
+ *                          over existing, writable policy file, .airlock (and
+ *                          without copies .git/hooks, .git/config, editor and
+ *                          agent config dirs), shell rc files
  *   masks                  /dev/null or a read-only empty tmpfs over what
  *                          deny-read rules and the mandatory list name; last, so
  *                          nothing re-exposes them
@@ -511,11 +515,37 @@ static int protect_add(struct builder *b, const char *dir, const char *name)
 	return op_add(b, SANDBOX_OP_RO_BIND, canon, canon);
 }
 
-static int protections_add(struct builder *b)
+/*
+ * The session copies (copies.h): each working copy bound read-write over its
+ * real path (a missing one has a placeholder by now), .git's object store
+ * and refs bound through, read-only binds of what is not copied; the
+ * copies' own store hidden.  The paths bound are the copies' as given:
+ * their places are inside the workspace or home, not symlinks (copies.c
+ * binds a symlinked one read-only at its canonical path).
+ */
+static int copies_add(struct builder *b)
 {
 	const struct sandbox_config *cfg = b->cfg;
 	int r = 0;
-	for (size_t i = 0; i < NELEM(workspace_protections) && !r; i++)
+	for (size_t i = 0; i < cfg->ncopy_binds && !r; i++) {
+		const struct copy_bind *cb = &cfg->copy_binds[i];
+		r = op_add(b, cb->ro ? SANDBOX_OP_RO_BIND : SANDBOX_OP_BIND, cb->src, cb->dest);
+	}
+	for (const char *const *h = cfg->copy_hidden; h && *h && !r; h++) {
+		char canon[PATH_MAX];
+		if (path_existing(*h, canon) && host_visible(b, canon))
+			r = op_add(b, SANDBOX_OP_MASK_DIR, canon, NULL);
+	}
+	return r;
+}
+
+static int protections_add(struct builder *b)
+{
+	const struct sandbox_config *cfg = b->cfg;
+	/* with session copies, only .airlock is left to a read-only bind (the first entry) */
+	size_t nws = cfg->copy_hidden ? 1 : NELEM(workspace_protections);
+	int r = copies_add(b);
+	for (size_t i = 0; i < nws && !r; i++)
 		r = protect_add(b, cfg->workspace, workspace_protections[i]);
 	for (size_t i = 0; i < NELEM(home_protections) && !r; i++)
 		r = protect_add(b, cfg->home, home_protections[i]);

@@ -32,6 +32,12 @@ struct sandbox_config {
 	const struct copy_spec *extra_copies; /* runs-later paths besides the built-in list
 						 (an agent profile's state files), or NULL */
 	size_t nextra_copies;
+	const struct copy_bind *copy_binds; /* the session copies' mounts (copies_binds()), bound
+					       in order after the workspace; NULL: no copies made
+					       (the runs-later paths that exist are then bound
+					       read-only, as protections) */
+	size_t ncopy_binds;
+	const char *const *copy_hidden; /* copies_hidden(): hidden inside, or NULL */
 	const char *program;            /* absolute path of the agent's program */
 	char *const *argv;              /* the agent's argv, NULL-terminated (argv[0] as given) */
 };

@@ -1,0 +1,1294 @@
+/* copies.c — session copies of runs-later paths (copies.h): made at launch, bound over the real paths, applied back or kept aside at the end. */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <json-c/json.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "core/grow.h"
+#include "launcher/log/audit.h"
+#include "launcher/sandbox/copies.h"
+
+#define NELEM(a) (sizeof(a) / sizeof((a)[0]))
+
+static const struct copy_spec builtin[] = {
+	{ "./.git", true, COPY_GIT_DIR, NULL },
+	{ "./.claude", true, COPY_KEEP_ASIDE, NULL },
+	{ "./.codex", true, COPY_KEEP_ASIDE, NULL },
+	{ "./.gemini", true, COPY_KEEP_ASIDE, NULL },
+	{ "./.vscode", true, COPY_KEEP_ASIDE, NULL },
+	{ "./.idea", true, COPY_KEEP_ASIDE, NULL },
+	{ "./.cursor", true, COPY_KEEP_ASIDE, NULL },
+	{ "./.devcontainer", true, COPY_KEEP_ASIDE, NULL },
+	{ "./.mcp.json", false, COPY_KEEP_ASIDE, NULL },
+	{ "./.envrc", false, COPY_KEEP_ASIDE, NULL },
+};
+
+/* .git's subdirectories bound straight through (read-write): data, not code. */
+static const char *const git_through[] = { "objects", "refs", "logs", "info", "lfs", "rr-cache",
+					   "branches" };
+/* .git's subdirectories bound read-only: other repositories' git dirs with their own hooks and config. */
+static const char *const git_readonly[] = { "modules", "worktrees" };
+/* .git's top-level files applied back when changed (besides [A-Z_]+ names: HEAD, ORIG_HEAD, ...). */
+static const char *const git_safe_files[] = { "index", "packed-refs", "description", "shallow" };
+
+/*
+ * Git config keys whose changes are applied (lowercase; "s.*" a whole
+ * section): what `git init`, `git config user.*`, `git branch
+ * --set-upstream-to`, `git checkout -b --track` write.  Everything else
+ * (core.fsmonitor, core.hooksPath, core.sshCommand, core.pager, alias.*,
+ * filter.*, diff.*.textconv, credential.*, include*.path, remote.*, gpg.*...)
+ * runs or names a program somewhere: kept aside.
+ */
+static const char *const git_safe_keys[] = {
+	"user.*", "branch.*", "core.repositoryformatversion", "core.filemode", "core.bare",
+	"core.logallrefupdates", "core.ignorecase", "core.precomposeunicode", "core.symlinks",
+	"init.defaultbranch", "extensions.objectformat", "pull.rebase", "pull.ff",
+	"push.default", "push.autosetupremote",
+};
+
+struct item {
+	struct copy_spec spec;
+	char *host;  /* the real path */
+	char *label; /* workspace/REL, home/REL or root/ABS: its place under kept/ID/ */
+	char *work;  /* the working copy */
+	char *snap;  /* the launch snapshot */
+	bool existed;
+	bool ro_only;             /* bound read-only at itself: no copy */
+	bool through[NELEM(git_through)]; /* COPY_GIT_DIR: that subdirectory was bound through */
+};
+
+struct placeholder {
+	char *path;
+	bool dir;
+	dev_t dev;
+	ino_t ino;
+};
+
+struct copies {
+	char *state;   /* STATE */
+	char *dir;     /* STATE/sessions/ID */
+	char *kept;    /* STATE/kept/ID */
+	char *hidden_store[3];
+	const char *hidden[3];
+	char *id;
+	struct item *items;
+	size_t nitems, capitems;
+	struct copy_bind *binds;
+	char **bind_strings; /* owned strings the binds point to */
+	size_t nbinds, capbinds, nstrings, capstrings;
+	struct placeholder *ph;
+	size_t nph, capph;
+	struct audit_log *log;
+	struct copies_result *res;
+	char *msg;
+	size_t msglen;
+	FILE *msgf;
+	bool said_header;
+};
+
+static int failf(char *err, size_t errlen, int e, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+
+static int failf(char *err, size_t errlen, int e, const char *fmt, ...)
+{
+	va_list ap;
+	if (err && errlen) {
+		va_start(ap, fmt);
+		vsnprintf(err, errlen, fmt, ap);
+		va_end(ap);
+	}
+	return e;
+}
+
+static char *joinf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* A malloc'ed formatted string, NULL when out of memory. */
+static char *joinf(const char *fmt, ...)
+{
+	va_list ap;
+	char *s = NULL;
+	va_start(ap, fmt);
+	int n = vasprintf(&s, fmt, ap);
+	va_end(ap);
+	return n < 0 ? NULL : s;
+}
+
+const struct copy_spec *copies_builtin(size_t *n)
+{
+	*n = NELEM(builtin);
+	return builtin;
+}
+
+/* ---- files ------------------------------------------------------------------------- */
+
+/* Copies the regular file src to dst (created or replaced) with src's mode.  0 or -errno. */
+static int copy_file(const char *src, const char *dst)
+{
+	struct stat st;
+	char buf[65536];
+	int in = open(src, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (in < 0)
+		return -errno;
+	if (fstat(in, &st) != 0) {
+		int e = errno;
+		close(in);
+		return -e;
+	}
+	unlink(dst);
+	int out = open(dst, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, st.st_mode & 07777);
+	if (out < 0) {
+		int e = errno;
+		close(in);
+		return -e;
+	}
+	int r = 0;
+	for (;;) {
+		ssize_t n = read(in, buf, sizeof buf);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			r = n < 0 ? -errno : 0;
+			break;
+		}
+		for (ssize_t off = 0; off < n;) {
+			ssize_t w = write(out, buf + off, (size_t)(n - off));
+			if (w < 0 && errno == EINTR)
+				continue;
+			if (w <= 0) {
+				r = w < 0 ? -errno : -EIO;
+				break;
+			}
+			off += w;
+		}
+		if (r)
+			break;
+	}
+	fchmod(out, st.st_mode & 07777);
+	if (close(out) != 0 && !r)
+		r = -errno;
+	close(in);
+	return r;
+}
+
+/* Copies src (file, symlink or directory tree) to dst, which must not exist.  0 or -errno. */
+static int copy_tree(const char *src, const char *dst)
+{
+	struct stat st;
+	if (lstat(src, &st) != 0)
+		return -errno;
+	if (S_ISLNK(st.st_mode)) {
+		char text[PATH_MAX];
+		ssize_t n = readlink(src, text, sizeof text - 1);
+		if (n < 0)
+			return -errno;
+		text[n] = '\0';
+		return symlink(text, dst) == 0 ? 0 : -errno;
+	}
+	if (S_ISREG(st.st_mode))
+		return copy_file(src, dst);
+	if (!S_ISDIR(st.st_mode))
+		return 0; /* sockets, fifos, devices: not copied */
+	if (mkdir(dst, (st.st_mode & 07777) | 0700) != 0 && errno != EEXIST)
+		return -errno;
+	DIR *d = opendir(src);
+	if (!d)
+		return -errno;
+	int r = 0;
+	struct dirent *de;
+	while (!r && (de = readdir(d))) {
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+			continue;
+		char *s = joinf("%s/%s", src, de->d_name), *t = joinf("%s/%s", dst, de->d_name);
+		r = s && t ? copy_tree(s, t) : -ENOMEM;
+		free(s);
+		free(t);
+	}
+	closedir(d);
+	return r;
+}
+
+/* Removes path and everything under it (no symlink followed).  Errors ignored. */
+static void remove_tree(const char *path)
+{
+	struct stat st;
+	if (lstat(path, &st) != 0)
+		return;
+	if (S_ISDIR(st.st_mode)) {
+		DIR *d = opendir(path);
+		struct dirent *de;
+		while (d && (de = readdir(d))) {
+			if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+				continue;
+			char *s = joinf("%s/%s", path, de->d_name);
+			if (s)
+				remove_tree(s);
+			free(s);
+		}
+		if (d)
+			closedir(d);
+		rmdir(path);
+	} else {
+		unlink(path);
+	}
+}
+
+/* mkdir -p with mode 0700 for what it makes.  0 or -errno. */
+static int mkdir_p(const char *path)
+{
+	char buf[PATH_MAX];
+	if (snprintf(buf, sizeof buf, "%s", path) >= (int)sizeof buf)
+		return -ENAMETOOLONG;
+	for (char *p = buf + 1; *p; p++) {
+		if (*p != '/')
+			continue;
+		*p = '\0';
+		if (mkdir(buf, 0700) != 0 && errno != EEXIST)
+			return -errno;
+		*p = '/';
+	}
+	return mkdir(buf, 0700) == 0 || errno == EEXIST ? 0 : -errno;
+}
+
+/*
+ * The state of a path, to compare: 0 absent, 1 regular file, 2 symlink, 3
+ * directory, 4 other.
+ */
+static int kind_of(const char *path, struct stat *st)
+{
+	if (lstat(path, st) != 0)
+		return 0;
+	return S_ISREG(st->st_mode) ? 1 : S_ISLNK(st->st_mode) ? 2 : S_ISDIR(st->st_mode) ? 3 : 4;
+}
+
+/* True when a and b are the same: both absent, equal files (content and mode) or symlinks, or both directories. */
+static bool same(const char *a, const char *b)
+{
+	struct stat sa, sb;
+	int ka = kind_of(a, &sa), kb = kind_of(b, &sb);
+	if (ka != kb)
+		return false;
+	if (ka == 0 || ka == 3 || ka == 4)
+		return true;
+	if (ka == 2) {
+		char ta[PATH_MAX], tb[PATH_MAX];
+		ssize_t na = readlink(a, ta, sizeof ta), nb = readlink(b, tb, sizeof tb);
+		return na == nb && na >= 0 && memcmp(ta, tb, (size_t)na) == 0;
+	}
+	if (sa.st_size != sb.st_size || (sa.st_mode & 0111) != (sb.st_mode & 0111))
+		return false;
+	int fa = open(a, O_RDONLY | O_CLOEXEC), fb = open(b, O_RDONLY | O_CLOEXEC);
+	bool eq = fa >= 0 && fb >= 0;
+	char ba[65536], bb[65536];
+	while (eq) {
+		ssize_t na = read(fa, ba, sizeof ba), nb = read(fb, bb, sizeof bb);
+		if (na != nb || na < 0 || memcmp(ba, bb, (size_t)na) != 0)
+			eq = false;
+		if (na <= 0)
+			break;
+	}
+	if (fa >= 0)
+		close(fa);
+	if (fb >= 0)
+		close(fb);
+	return eq;
+}
+
+/* Creates an empty file (mode 0644).  0 or -errno. */
+static int touch_file(const char *path)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return -errno;
+	close(fd);
+	return 0;
+}
+
+/* Replaces dst by a copy of src through a temporary file and rename(2) (the host's, no mount on it now).  0 or -errno. */
+static int install(const char *src, const char *dst)
+{
+	char *tmp = joinf("%s.airlock-tmp", dst);
+	if (!tmp)
+		return -ENOMEM;
+	int r = copy_tree(src, tmp);
+	if (!r && rename(tmp, dst) != 0)
+		r = -errno;
+	if (r)
+		remove_tree(tmp);
+	free(tmp);
+	return r;
+}
+
+/* ---- bookkeeping ------------------------------------------------------------------- */
+
+static int bind_add(struct copies *c, const char *src, const char *dest, bool ro)
+{
+	char *s = strdup(src), *d = strdup(dest);
+	struct copy_bind *nb = c->nbinds == c->capbinds
+				       ? grow_array(c->binds, &c->capbinds, c->nbinds + 1, sizeof *nb, 16)
+				       : c->binds;
+	if (nb)
+		c->binds = nb;
+	char **ns = c->nstrings + 2 > c->capstrings
+			    ? grow_array(c->bind_strings, &c->capstrings, c->nstrings + 2, sizeof *ns, 32)
+			    : c->bind_strings;
+	if (ns)
+		c->bind_strings = ns;
+	if (!s || !d || !nb || !ns) {
+		free(s);
+		free(d);
+		return -ENOMEM;
+	}
+	c->bind_strings[c->nstrings++] = s;
+	c->bind_strings[c->nstrings++] = d;
+	c->binds[c->nbinds++] = (struct copy_bind){ .src = s, .dest = d, .ro = ro };
+	return 0;
+}
+
+/* Makes path (and its missing parents) as a placeholder: an empty directory, or an empty file when !dir. */
+static int placeholder_make(struct copies *c, const char *path, bool dir)
+{
+	char parent[PATH_MAX];
+	struct stat st;
+	snprintf(parent, sizeof parent, "%s", path);
+	char *slash = strrchr(parent, '/');
+	if (slash && slash != parent) {
+		*slash = '\0';
+		if (lstat(parent, &st) != 0) {
+			int r = placeholder_make(c, parent, true);
+			if (r)
+				return r;
+		} else if (!S_ISDIR(st.st_mode)) {
+			return -ENOTDIR;
+		}
+	}
+	int fd = -1;
+	if (dir ? mkdir(path, 0755) != 0
+		: (fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0644)) < 0)
+		return -errno;
+	if (fd >= 0)
+		close(fd);
+	if (lstat(path, &st) != 0)
+		return -errno;
+	struct placeholder *n = c->nph == c->capph
+					? grow_array(c->ph, &c->capph, c->nph + 1, sizeof *n, 16)
+					: c->ph;
+	if (!n)
+		return -ENOMEM;
+	c->ph = n;
+	c->ph[c->nph++] = (struct placeholder){ .path = strdup(path), .dir = dir, .dev = st.st_dev,
+						.ino = st.st_ino };
+	return c->ph[c->nph - 1].path ? 0 : -ENOMEM;
+}
+
+/* Removes the placeholders still empty and still ours, the last made first. */
+static void placeholders_remove(struct copies *c)
+{
+	for (size_t i = c->nph; i-- > 0;) {
+		struct placeholder *p = &c->ph[i];
+		struct stat st;
+		if (p->path && lstat(p->path, &st) == 0 && st.st_dev == p->dev && st.st_ino == p->ino) {
+			if (p->dir)
+				rmdir(p->path); /* fails when not empty: then it stays */
+			else if (S_ISREG(st.st_mode) && st.st_size == 0)
+				unlink(p->path);
+		}
+		free(p->path);
+	}
+	free(c->ph);
+	c->ph = NULL;
+	c->nph = c->capph = 0;
+}
+
+/* ---- launch ------------------------------------------------------------------------ */
+
+/* STATE: $XDG_STATE_HOME/airlock when absolute, else HOME/.local/state/airlock. */
+static char *state_dir(const char *home)
+{
+	const char *x = getenv("XDG_STATE_HOME");
+	if (x && x[0] == '/')
+		return joinf("%s/airlock", x);
+	return joinf("%s/.local/state/airlock", home);
+}
+
+/* The host path of a spec's path, and its label under kept/ID/.  0 or -EINVAL. */
+static int spec_paths(const struct copies_config *cfg, const char *p, char **host, char **label)
+{
+	if (p[0] == '.' && p[1] == '/' && p[2]) {
+		*host = joinf("%s/%s", cfg->workspace, p + 2);
+		*label = joinf("workspace/%s", p + 2);
+	} else if (p[0] == '~' && p[1] == '/' && p[2]) {
+		*host = joinf("%s/%s", cfg->home, p + 2);
+		*label = joinf("home/%s", p + 2);
+	} else if (p[0] == '/' && p[1]) {
+		*host = strdup(p);
+		*label = joinf("root%s", p);
+	} else {
+		return -EINVAL;
+	}
+	return *host && *label ? 0 : -ENOMEM;
+}
+
+static int git_prepare(struct copies *c, struct item *it)
+{
+	int r = 0;
+	if (!it->existed)
+		return bind_add(c, it->work, it->host, false);
+	if ((r = mkdir_p(it->snap)) != 0)
+		return r;
+	DIR *d = opendir(it->host);
+	if (!d)
+		return -errno;
+	struct dirent *de;
+	while (!r && (de = readdir(d))) {
+		const char *n = de->d_name;
+		if (!strcmp(n, ".") || !strcmp(n, ".."))
+			continue;
+		size_t k = 0;
+		while (k < NELEM(git_through) && strcmp(n, git_through[k]))
+			k++;
+		bool ro = false;
+		for (size_t j = 0; j < NELEM(git_readonly); j++)
+			ro = ro || !strcmp(n, git_readonly[j]);
+		char *src = joinf("%s/%s", it->host, n), *w = joinf("%s/%s", it->work, n),
+		     *s = joinf("%s/%s", it->snap, n);
+		struct stat st;
+		if (!src || !w || !s)
+			r = -ENOMEM;
+		else if ((k < NELEM(git_through) || ro) && lstat(src, &st) == 0 && S_ISDIR(st.st_mode)) {
+			if (k < NELEM(git_through))
+				it->through[k] = true;
+			r = mkdir(w, 0755) == 0 ? 0 : -errno; /* the mount point in the copy */
+		} else if (!(r = copy_tree(src, w))) {
+			r = copy_tree(src, s);
+		}
+		free(src);
+		free(w);
+		free(s);
+	}
+	closedir(d);
+	if (!r)
+		r = bind_add(c, it->work, it->host, false);
+	for (size_t k = 0; !r && k < NELEM(git_through); k++)
+		if (it->through[k]) {
+			char *p = joinf("%s/%s", it->host, git_through[k]);
+			r = p ? bind_add(c, p, p, false) : -ENOMEM;
+			free(p);
+		}
+	for (size_t j = 0; !r && j < NELEM(git_readonly); j++) {
+		char *p = joinf("%s/%s", it->host, git_readonly[j]);
+		struct stat st;
+		if (!p)
+			r = -ENOMEM;
+		else if (lstat(p, &st) == 0 && S_ISDIR(st.st_mode))
+			r = bind_add(c, p, p, true);
+		free(p);
+	}
+	return r;
+}
+
+static int item_prepare(struct copies *c, struct item *it, char *err, size_t errlen)
+{
+	struct stat st;
+	int r = 0;
+	int k = kind_of(it->host, &st);
+	it->existed = k != 0;
+	/* a symlink, a .git file (gitdir: pointer), a file where a directory is expected: read-only */
+	if (k == 2 || k == 4 || (k == 1 && it->spec.dir) || (k == 3 && !it->spec.dir)) {
+		it->ro_only = true;
+		char canon[PATH_MAX];
+		if (!realpath(it->host, canon))
+			return 0; /* a dangling symlink: nothing to bind */
+		return bind_add(c, canon, canon, true);
+	}
+	if (!it->existed && (r = placeholder_make(c, it->host, it->spec.dir)) != 0)
+		return failf(err, errlen, r, "cannot make the placeholder %s: %s", it->host,
+			     strerror(-r));
+	if (it->spec.apply == COPY_GIT_DIR) {
+		if (mkdir(it->work, 0755) != 0)
+			return failf(err, errlen, -errno, "cannot make %s: %s", it->work, strerror(errno));
+		r = git_prepare(c, it);
+	} else if (it->existed) {
+		r = copy_tree(it->host, it->work);
+		if (!r)
+			r = copy_tree(it->host, it->snap);
+		if (!r)
+			r = bind_add(c, it->work, it->host, false);
+	} else {
+		r = it->spec.dir ? (mkdir(it->work, 0755) == 0 ? 0 : -errno)
+				 : touch_file(it->work);
+		if (!r)
+			r = bind_add(c, it->work, it->host, false);
+	}
+	if (r)
+		return failf(err, errlen, r, "cannot copy %s for the session: %s", it->host,
+			     strerror(-r));
+	return 0;
+}
+
+/* Adds the specs: the built-in list less the paths an extra spec names, then the extras. */
+static int items_add(struct copies *c, const struct copies_config *cfg, char *err, size_t errlen)
+{
+	size_t total = NELEM(builtin) + cfg->nextra;
+	c->items = calloc(total ? total : 1, sizeof *c->items);
+	if (!c->items)
+		return failf(err, errlen, -ENOMEM, "out of memory");
+	for (size_t i = 0; i < total; i++) {
+		const struct copy_spec *s = i < NELEM(builtin) ? &builtin[i] : &cfg->extra[i - NELEM(builtin)];
+		bool replaced = false;
+		for (size_t j = 0; i < NELEM(builtin) && j < cfg->nextra; j++)
+			replaced = replaced || !strcmp(cfg->extra[j].path, s->path);
+		if (replaced)
+			continue;
+		struct item *it = &c->items[c->nitems];
+		it->spec = *s;
+		int r = spec_paths(cfg, s->path, &it->host, &it->label);
+		if (r) {
+			c->nitems++;
+			return failf(err, errlen, r, "copies: '%s' is not ./REL, ~/REL or an absolute path",
+				     s->path);
+		}
+		it->work = joinf("%s/%zu/work", c->dir, c->nitems);
+		it->snap = joinf("%s/%zu/snap", c->dir, c->nitems);
+		char *n = joinf("%s/%zu", c->dir, c->nitems);
+		c->nitems++;
+		if (!it->work || !it->snap || !n || mkdir(n, 0700) != 0) {
+			free(n);
+			return failf(err, errlen, -ENOMEM, "cannot make the session's copies in %s", c->dir);
+		}
+		free(n);
+		if ((r = item_prepare(c, it, err, errlen)) != 0)
+			return r;
+	}
+	return 0;
+}
+
+int copies_prepare(const struct copies_config *cfg, struct copies **out, char *err, size_t errlen)
+{
+	*out = NULL;
+	struct copies *c = calloc(1, sizeof *c);
+	if (!c || !(c->state = state_dir(cfg->home)) || !(c->id = strdup(cfg->session_id)) ||
+	    !(c->dir = joinf("%s/sessions/%s", c->state, cfg->session_id)) ||
+	    !(c->kept = joinf("%s/kept/%s", c->state, cfg->session_id)) ||
+	    !(c->hidden_store[0] = joinf("%s/sessions", c->state)) ||
+	    !(c->hidden_store[1] = joinf("%s/kept", c->state))) {
+		copies_free(c);
+		return failf(err, errlen, -ENOMEM, "out of memory");
+	}
+	int r = mkdir_p(c->dir);
+	if (!r)
+		r = mkdir_p(c->hidden_store[1]);
+	if (r) {
+		failf(err, errlen, r, "cannot make %s: %s", c->dir, strerror(-r));
+		copies_free(c);
+		return r;
+	}
+	c->hidden[0] = c->hidden_store[0];
+	c->hidden[1] = c->hidden_store[1];
+	if ((r = items_add(c, cfg, err, errlen)) != 0) {
+		copies_free(c);
+		return r;
+	}
+	*out = c;
+	return 0;
+}
+
+const struct copy_bind *copies_binds(const struct copies *c, size_t *n)
+{
+	*n = c ? c->nbinds : 0;
+	return c ? c->binds : NULL;
+}
+
+const char *const *copies_hidden(const struct copies *c)
+{
+	return c->hidden;
+}
+
+/* ---- the end: events, keeping aside ------------------------------------------------ */
+
+static void note(struct copies *c, const char *event, const char *path, const char *kept,
+		 const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+
+/* One audit event (copy_applied / kept_aside) and, kept aside, one line of the user's message. */
+static void note(struct copies *c, const char *event, const char *path, const char *kept,
+		 const char *fmt, ...)
+{
+	char what[1024];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(what, sizeof what, fmt, ap);
+	va_end(ap);
+	bool aside = !strcmp(event, AUDIT_KEPT_ASIDE);
+	struct audit_event ev = { .source = AUDIT_SOURCE_LAUNCHER, .pid = getpid(), .event = event,
+				  .file = path, .kept = kept, .response_time_ms = -1,
+				  .message = what };
+	if (c->log)
+		(void)audit_write(c->log, &ev);
+	if (aside)
+		c->res->kept++;
+	else
+		c->res->applied++;
+	if (!aside || !c->msgf)
+		return;
+	if (!c->said_header) {
+		fprintf(c->msgf, "airlock: kept aside, not applied to your files (they run or are obeyed "
+				 "later, outside the sandbox):\n");
+		c->said_header = true;
+	}
+	fprintf(c->msgf, "  %s: %s%s%s\n", path, what, kept ? "\n      kept in " : "",
+		kept ? kept : "");
+}
+
+/* Copies src to kept/ID/LABEL[/rel]; returns that path (malloc'ed), or NULL when it could not. */
+static char *keep(struct copies *c, const struct item *it, const char *rel, const char *src)
+{
+	char *dst = rel && rel[0] ? joinf("%s/%s/%s", c->kept, it->label, rel)
+				  : joinf("%s/%s", c->kept, it->label);
+	if (!dst)
+		return NULL;
+	char *slash = strrchr(dst, '/');
+	*slash = '\0';
+	int r = mkdir_p(dst);
+	*slash = '/';
+	remove_tree(dst);
+	if (r || copy_tree(src, dst) != 0) {
+		free(dst);
+		return NULL;
+	}
+	return dst;
+}
+
+/* Keeps src aside and says so (what: why). */
+static void keep_note(struct copies *c, const struct item *it, const char *rel, const char *src,
+		      const char *host, const char *what)
+{
+	char *k = keep(c, it, rel, src);
+	note(c, AUDIT_KEPT_ASIDE, host, k, "%s%s", what, k ? "" : " (could not be kept: lost)");
+	free(k);
+}
+
+/* Applies src to host (parents made), or keeps it aside when that fails. */
+static void apply_note(struct copies *c, const struct item *it, const char *rel, const char *src,
+		       const char *host, const char *what)
+{
+	char parent[PATH_MAX];
+	snprintf(parent, sizeof parent, "%s", host);
+	char *slash = strrchr(parent, '/');
+	if (slash)
+		*slash = '\0';
+	int r = mkdir_p(parent);
+	if (!r)
+		r = install(src, host);
+	if (r) {
+		char why[256];
+		snprintf(why, sizeof why, "%s; could not be applied: %s", what, strerror(-r));
+		keep_note(c, it, rel, src, host, why);
+		return;
+	}
+	note(c, AUDIT_COPY_APPLIED, host, NULL, "%s", what);
+}
+
+static bool is_sample(const char *name)
+{
+	size_t n = strlen(name);
+	return n > 7 && !strcmp(name + n - 7, ".sample");
+}
+
+/*
+ * Compares the tree work with snap (its launch state) under rel: what is
+ * new or changed is kept aside (samples: a new *.sample file the host lacks
+ * is applied, it never runs), what was deleted is said and left on the host.
+ */
+static void diff_tree(struct copies *c, const struct item *it, const char *rel, const char *work,
+		      const char *snap, const char *host, bool samples)
+{
+	DIR *d = opendir(work);
+	struct dirent *de;
+	struct stat st;
+	while (d && (de = readdir(d))) {
+		const char *n = de->d_name;
+		if (!strcmp(n, ".") || !strcmp(n, ".."))
+			continue;
+		char *w = joinf("%s/%s", work, n), *s = joinf("%s/%s", snap, n),
+		     *h = joinf("%s/%s", host, n), *r = rel[0] ? joinf("%s/%s", rel, n) : strdup(n);
+		if (w && s && h && r) {
+			int kw = kind_of(w, &st), ks = kind_of(s, &st);
+			if (kw == 3 && (ks == 3 || ks == 0))
+				diff_tree(c, it, r, w, s, h, samples);
+			else if (same(w, s))
+				;
+			else if (samples && ks == 0 && kw == 1 && is_sample(n) && kind_of(h, &st) == 0)
+				apply_note(c, it, r, w, h, "a new sample hook (never runs)");
+			else
+				keep_note(c, it, r, w, h, ks == 0 ? "made in the session" : "changed in the session");
+		}
+		free(w);
+		free(s);
+		free(h);
+		free(r);
+	}
+	if (d)
+		closedir(d);
+	d = opendir(snap);
+	while (d && (de = readdir(d))) {
+		const char *n = de->d_name;
+		if (!strcmp(n, ".") || !strcmp(n, ".."))
+			continue;
+		char *w = joinf("%s/%s", work, n), *h = joinf("%s/%s", host, n);
+		if (w && h && kind_of(w, &st) == 0)
+			note(c, AUDIT_KEPT_ASIDE, h, NULL, "deleted in the session; left on the host");
+		free(w);
+		free(h);
+	}
+	if (d)
+		closedir(d);
+}
+
+/* A tree made in the session (git's objects/, refs/... after `git init`): copied where the host has nothing; the rest kept aside. */
+static void merge_new(struct copies *c, const struct item *it, const char *rel, const char *work,
+		      const char *host, unsigned *copied)
+{
+	DIR *d = opendir(work);
+	struct dirent *de;
+	struct stat st;
+	if (!d)
+		return;
+	mkdir_p(host);
+	while ((de = readdir(d))) {
+		const char *n = de->d_name;
+		if (!strcmp(n, ".") || !strcmp(n, ".."))
+			continue;
+		char *w = joinf("%s/%s", work, n), *h = joinf("%s/%s", host, n),
+		     *r = joinf("%s/%s", rel, n);
+		if (w && h && r) {
+			int kw = kind_of(w, &st), kh = kind_of(h, &st);
+			if (kw == 3 && (kh == 3 || kh == 0))
+				merge_new(c, it, r, w, h, copied);
+			else if (kw == 1 && kh == 0 && copy_tree(w, h) == 0)
+				(*copied)++;
+			else if (!same(w, h))
+				keep_note(c, it, r, w, h, "made in the session; the host has another");
+		}
+		free(w);
+		free(h);
+		free(r);
+	}
+	closedir(d);
+}
+
+/* ---- git config files ------------------------------------------------------------- */
+
+struct kv {
+	char *key;
+	char *val; /* NULL: a key without "=" (true) */
+};
+
+/*
+ * Runs git with argv (argv[0] "git") outside any repository: cwd /, no
+ * system or global config.  Its stdout in *out (malloc'ed, NUL-terminated,
+ * *len bytes) when out is not NULL.  Returns its exit status, or -1.
+ */
+static int run_git(char *const *argv, char **out, size_t *len)
+{
+	int p[2] = { -1, -1 };
+	if (out && pipe2(p, O_CLOEXEC) != 0)
+		return -1;
+	pid_t pid = fork();
+	if (pid < 0) {
+		if (out) {
+			close(p[0]);
+			close(p[1]);
+		}
+		return -1;
+	}
+	if (pid == 0) {
+		int null = open("/dev/null", O_RDWR);
+		dup2(out ? p[1] : null, 1);
+		dup2(null, 2);
+		dup2(null, 0);
+		if (chdir("/") != 0)
+			_exit(127);
+		setenv("GIT_CONFIG_NOSYSTEM", "1", 1);
+		setenv("GIT_CONFIG_GLOBAL", "/dev/null", 1);
+		unsetenv("GIT_DIR");
+		unsetenv("GIT_CONFIG");
+		execvp("git", argv);
+		_exit(127);
+	}
+	char *buf = NULL;
+	size_t n = 0, cap = 0;
+	if (out) {
+		close(p[1]);
+		for (;;) {
+			if (n + 4096 + 1 > cap) {
+				char *nb = realloc(buf, cap = (n + 4096 + 1) * 2);
+				if (!nb)
+					break;
+				buf = nb;
+			}
+			ssize_t k = read(p[0], buf + n, cap - n - 1);
+			if (k < 0 && errno == EINTR)
+				continue;
+			if (k <= 0)
+				break;
+			n += (size_t)k;
+		}
+		close(p[0]);
+	}
+	int st;
+	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+		;
+	if (out) {
+		if (!buf)
+			buf = calloc(1, 1);
+		else
+			buf[n] = '\0';
+		*out = buf;
+		*len = n;
+	}
+	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+static void kv_free(struct kv *v, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		free(v[i].key);
+		free(v[i].val);
+	}
+	free(v);
+}
+
+/* The entries of a git config file in order (`git config --file F --list -z`); absent: none.  0 or -1. */
+static int git_list(const char *file, struct kv **out, size_t *n)
+{
+	struct stat st;
+	*out = NULL;
+	*n = 0;
+	if (lstat(file, &st) != 0)
+		return 0;
+	char *argv[] = { "git", "config", "--file", (char *)file, "--list", "-z", NULL };
+	char *text;
+	size_t len, cap = 0;
+	if (run_git(argv, &text, &len) != 0) {
+		free(text);
+		return -1;
+	}
+	for (size_t i = 0; i < len;) {
+		char *e = text + i;
+		size_t l = strlen(e);
+		char *nl = strchr(e, '\n');
+		struct kv *nv = *n == cap ? grow_array(*out, &cap, *n + 1, sizeof *nv, 16) : *out;
+		if (!nv)
+			break;
+		*out = nv;
+		(*out)[*n].key = nl ? strndup(e, (size_t)(nl - e)) : strdup(e);
+		(*out)[*n].val = nl ? strdup(nl + 1) : NULL;
+		(*n)++;
+		i += l + 1;
+	}
+	free(text);
+	return 0;
+}
+
+/* The values of key, in order, joined by '\0'-free separators for comparison. */
+static char *values_of(const struct kv *v, size_t n, const char *key)
+{
+	char *acc = strdup("");
+	for (size_t i = 0; acc && i < n; i++) {
+		if (strcmp(v[i].key, key))
+			continue;
+		char *next = joinf("%s%c%s\x1e", acc, v[i].val ? '=' : '!', v[i].val ? v[i].val : "");
+		free(acc);
+		acc = next;
+	}
+	return acc;
+}
+
+static bool git_key_safe(const char *key)
+{
+	const char *dot = strchr(key, '.');
+	for (size_t i = 0; dot && i < NELEM(git_safe_keys); i++) {
+		const char *k = git_safe_keys[i];
+		size_t l = strlen(k);
+		if (l > 2 && !strcmp(k + l - 2, ".*") ? !strncmp(key, k, l - 1) : !strcmp(key, k))
+			return true;
+	}
+	return false;
+}
+
+/* Sets key in file to the values work has for it (none: unset).  0 when git did it. */
+static int git_set(const char *file, const char *key, const struct kv *w, size_t nw)
+{
+	char *unset[] = { "git", "config", "--file", (char *)file, "--unset-all", (char *)key, NULL };
+	int st = run_git(unset, NULL, NULL);
+	if (st != 0 && st != 5)
+		return -1;
+	for (size_t i = 0; i < nw; i++) {
+		if (strcmp(w[i].key, key))
+			continue;
+		char *add[] = { "git", "config", "--file", (char *)file, "--add", (char *)key,
+				w[i].val ? w[i].val : "true", NULL };
+		if (run_git(add, NULL, NULL) != 0)
+			return -1;
+	}
+	return 0;
+}
+
+/* Appends s to a ", "-separated list in *acc (malloc'ed). */
+static void list_add(char **acc, const char *s)
+{
+	char *n = *acc ? joinf("%s, %s", *acc, s) : strdup(s);
+	if (n) {
+		free(*acc);
+		*acc = n;
+	}
+}
+
+/* A git config file: changed safe keys applied to the host's (unless it changed them too), the rest kept aside. */
+static void git_config_finish(struct copies *c, const struct item *it, const char *rel,
+			      const char *work, const char *snap, const char *host)
+{
+	struct kv *w = NULL, *s = NULL, *h = NULL;
+	size_t nw = 0, ns = 0, nh = 0;
+	char *applied = NULL, *kept = NULL;
+	if (same(work, snap))
+		return;
+	if (git_list(work, &w, &nw) || git_list(snap, &s, &ns) || git_list(host, &h, &nh)) {
+		keep_note(c, it, rel, work, host, "changed in the session and not readable as git config");
+		goto out;
+	}
+	for (size_t pass = 0; pass < 2; pass++) {
+		const struct kv *v = pass ? s : w;
+		size_t nv = pass ? ns : nw;
+		for (size_t i = 0; i < nv; i++) {
+			const char *key = v[i].key;
+			bool seen = false; /* once per key: its first entry in w, then in s */
+			for (size_t j = 0; j < i && !seen; j++)
+				seen = !strcmp(v[j].key, key);
+			for (size_t j = 0; pass && j < nw && !seen; j++)
+				seen = !strcmp(w[j].key, key);
+			if (seen)
+				continue;
+			char *vw = values_of(w, nw, key), *vs = values_of(s, ns, key),
+			     *vh = values_of(h, nh, key);
+			if (vw && vs && vh && strcmp(vw, vs)) {
+				if (!git_key_safe(key)) {
+					list_add(&kept, key);
+				} else if (strcmp(vh, vs)) {
+					char *k = joinf("%s (changed on the host meanwhile)", key);
+					list_add(&kept, k ? k : key);
+					free(k);
+				} else if (git_set(host, key, w, nw) == 0) {
+					list_add(&applied, key);
+				} else {
+					list_add(&kept, key);
+				}
+			}
+			free(vw);
+			free(vs);
+			free(vh);
+		}
+	}
+	if (applied)
+		note(c, AUDIT_COPY_APPLIED, host, NULL, "git config keys applied: %s", applied);
+	if (kept) {
+		char what[900];
+		snprintf(what, sizeof what, "git config keys not applied: %s (the session's whole file "
+			 "kept; apply one by hand with git config --file %s KEY VALUE)", kept, host);
+		keep_note(c, it, rel, work, host, what);
+	}
+out:
+	kv_free(w, nw);
+	kv_free(s, ns);
+	kv_free(h, nh);
+	free(applied);
+	free(kept);
+}
+
+/* ---- JSON files --------------------------------------------------------------------- */
+
+/*
+ * Walks pattern segs[i..] in w and s together; each key that differs is
+ * set back to s's value in w (removed when s has none) and added to *touched.
+ */
+static void json_reset(json_object *w, json_object *s, char **segs, size_t i, size_t nseg,
+		       const char *path, char **touched)
+{
+	if (!json_object_is_type(w, json_type_object))
+		return;
+	bool star = !strcmp(segs[i], "*");
+	json_object *keys = json_object_new_array();
+	if (!keys)
+		return;
+	if (!star) {
+		json_object_array_add(keys, json_object_new_string(segs[i]));
+	} else {
+		json_object_object_foreach(w, kw, vw0) {
+			(void)vw0;
+			json_object_array_add(keys, json_object_new_string(kw));
+		}
+		if (json_object_is_type(s, json_type_object)) {
+			json_object_object_foreach(s, ks, vs0) {
+				(void)vs0;
+				if (!json_object_object_get_ex(w, ks, NULL))
+					json_object_array_add(keys, json_object_new_string(ks));
+			}
+		}
+	}
+	for (size_t k = 0; k < json_object_array_length(keys); k++) {
+		const char *key = json_object_get_string(json_object_array_get_idx(keys, k));
+		json_object *vw = NULL, *vs = NULL;
+		json_object_object_get_ex(w, key, &vw);
+		if (json_object_is_type(s, json_type_object))
+			json_object_object_get_ex(s, key, &vs);
+		char *p = path[0] ? joinf("%s.%s", path, key) : strdup(key);
+		if (!p)
+			continue;
+		if (i + 1 < nseg) {
+			if (!vw && json_object_is_type(vs, json_type_object)) {
+				vw = json_object_new_object();
+				json_object_object_add(w, key, vw);
+			}
+			json_reset(vw, vs, segs, i + 1, nseg, p, touched);
+		} else if (!json_object_equal(vw, vs)) {
+			if (vs)
+				json_object_object_add(w, key, json_object_get(vs));
+			else
+				json_object_object_del(w, key);
+			list_add(touched, p);
+		}
+		free(p);
+	}
+	json_object_put(keys);
+}
+
+/* A JSON file: applied unless it touches one of the spec's keys; then those keep their launch value and the file is kept aside. */
+static void json_finish(struct copies *c, const struct item *it)
+{
+	if (same(it->work, it->snap))
+		return;
+	if (!same(it->host, it->snap)) {
+		keep_note(c, it, NULL, it->work, it->host, "changed in the session and on the host meanwhile");
+		return;
+	}
+	json_object *w = json_object_from_file(it->work);
+	json_object *s = kind_of(it->snap, &(struct stat){ 0 }) ? json_object_from_file(it->snap) : NULL;
+	if (!json_object_is_type(w, json_type_object)) {
+		json_object_put(w);
+		json_object_put(s);
+		keep_note(c, it, NULL, it->work, it->host, "changed in the session; not a JSON object");
+		return;
+	}
+	char *touched = NULL;
+	for (const char *const *k = it->spec.keys; k && *k; k++) {
+		char *copy = strdup(*k), *segs[32], *save = NULL;
+		size_t nseg = 0;
+		for (char *t = copy ? strtok_r(copy, ".", &save) : NULL; t && nseg < 32;
+		     t = strtok_r(NULL, ".", &save))
+			segs[nseg++] = t;
+		if (nseg)
+			json_reset(w, s, segs, 0, nseg, "", &touched);
+		free(copy);
+	}
+	if (!touched) {
+		apply_note(c, it, NULL, it->work, it->host, "changed in the session; applied");
+	} else {
+		char *tmp = joinf("%s/merged.json", c->dir);
+		char what[900];
+		snprintf(what, sizeof what, "changed in the session; keys kept at their launch value: %s "
+			 "(the session's whole file kept)", touched);
+		keep_note(c, it, NULL, it->work, it->host, what);
+		if (tmp && json_object_to_file_ext(tmp, w, JSON_C_TO_STRING_PRETTY) == 0 &&
+		    install(tmp, it->host) == 0)
+			note(c, AUDIT_COPY_APPLIED, it->host, NULL, "the other changes applied");
+		if (tmp)
+			unlink(tmp);
+		free(tmp);
+	}
+	free(touched);
+	json_object_put(w);
+	json_object_put(s);
+}
+
+/* ---- .git ------------------------------------------------------------------------- */
+
+static bool git_file_safe(const char *name)
+{
+	if (strspn(name, "ABCDEFGHIJKLMNOPQRSTUVWXYZ_") == strlen(name))
+		return true;
+	for (size_t i = 0; i < NELEM(git_safe_files); i++)
+		if (!strcmp(name, git_safe_files[i]))
+			return true;
+	return false;
+}
+
+static int name_index(const char *name, const char *const *list, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!strcmp(name, list[i]))
+			return (int)i;
+	return -1;
+}
+
+/* One top-level entry of a .git copy. */
+static void git_entry(struct copies *c, const struct item *it, const char *n, unsigned *copied)
+{
+	struct stat st;
+	char *w = joinf("%s/%s", it->work, n), *s = joinf("%s/%s", it->snap, n),
+	     *h = joinf("%s/%s", it->host, n);
+	int thr = name_index(n, git_through, NELEM(git_through));
+	size_t l = strlen(n);
+	if (!w || !s || !h)
+		goto out;
+	if ((thr >= 0 && it->through[thr]) ||
+	    (it->existed && name_index(n, git_readonly, NELEM(git_readonly)) >= 0 &&
+	     kind_of(s, &st) == 0 && kind_of(w, &st) == 3))
+		goto out; /* bound: the real one was written */
+	if (l > 5 && !strcmp(n + l - 5, ".lock"))
+		goto out;
+	int kw = kind_of(w, &st);
+	if (kw == 3 && !strcmp(n, "hooks"))
+		diff_tree(c, it, "hooks", w, s, h, true);
+	else if (kw == 3 && thr >= 0)
+		merge_new(c, it, n, w, h, copied);
+	else if (kw == 3)
+		diff_tree(c, it, n, w, s, h, false);
+	else if (kw == 1 && !strcmp(n, "config"))
+		git_config_finish(c, it, n, w, s, h);
+	else if (same(w, s))
+		;
+	else if (kw == 1 && git_file_safe(n) && same(h, s))
+		apply_note(c, it, n, w, h, "changed in the session; applied");
+	else if (kw == 1 && git_file_safe(n))
+		keep_note(c, it, n, w, h, "changed in the session and on the host meanwhile");
+	else
+		keep_note(c, it, n, w, h, "changed in the session");
+out:
+	free(w);
+	free(s);
+	free(h);
+}
+
+static void git_finish(struct copies *c, const struct item *it)
+{
+	struct dirent *de;
+	struct stat st;
+	unsigned copied = 0;
+	DIR *d = opendir(it->work);
+	while (d && (de = readdir(d)))
+		if (strcmp(de->d_name, ".") && strcmp(de->d_name, ".."))
+			git_entry(c, it, de->d_name, &copied);
+	if (d)
+		closedir(d);
+	if (copied)
+		note(c, AUDIT_COPY_APPLIED, it->host, NULL,
+		     "%u file(s) of a repository made in the session (objects, refs, logs) applied",
+		     copied);
+	d = opendir(it->snap);
+	while (d && (de = readdir(d))) {
+		const char *n = de->d_name;
+		char *w = joinf("%s/%s", it->work, n), *s = joinf("%s/%s", it->snap, n),
+		     *h = joinf("%s/%s", it->host, n);
+		if (strcmp(n, ".") && strcmp(n, "..") && w && s && h && kind_of(w, &st) == 0) {
+			if (git_file_safe(n) && same(h, s) && kind_of(s, &st) == 1 && unlink(h) == 0)
+				note(c, AUDIT_COPY_APPLIED, h, NULL, "deleted in the session; deleted");
+			else
+				note(c, AUDIT_KEPT_ASIDE, h, NULL, "deleted in the session; left on the host");
+		}
+		free(w);
+		free(s);
+		free(h);
+	}
+	if (d)
+		closedir(d);
+}
+
+/* ---- the end ---------------------------------------------------------------------- */
+
+static void item_finish(struct copies *c, const struct item *it)
+{
+	if (it->ro_only)
+		return;
+	if (it->spec.apply == COPY_GIT_DIR) {
+		git_finish(c, it);
+	} else if (it->spec.dir) {
+		diff_tree(c, it, "", it->work, it->snap, it->host, false);
+	} else if (it->spec.apply == COPY_JSON_KEYS) {
+		json_finish(c, it);
+	} else if (it->spec.apply == COPY_GIT_CONFIG) {
+		if (!same(it->work, it->snap) && !same(it->host, it->snap))
+			keep_note(c, it, NULL, it->work, it->host,
+				  "changed in the session and on the host meanwhile");
+		else
+			git_config_finish(c, it, NULL, it->work, it->snap, it->host);
+	} else if (!same(it->work, it->snap)) {
+		/* an empty file where nothing was: the placeholder, never written */
+		struct stat st;
+		if (!it->existed && kind_of(it->work, &st) == 1 && st.st_size == 0)
+			return;
+		keep_note(c, it, NULL, it->work, it->host,
+			  it->existed ? "changed in the session" : "made in the session");
+	}
+}
+
+void copies_finish(struct copies *c, struct audit_log *log, struct copies_result *res)
+{
+	struct copies_result scratch;
+	res = res ? res : &scratch;
+	memset(res, 0, sizeof *res);
+	if (!c)
+		return;
+	c->log = log;
+	c->res = res;
+	free(c->msg);
+	c->msg = NULL;
+	c->msgf = open_memstream(&c->msg, &c->msglen);
+	for (size_t i = 0; i < c->nitems; i++)
+		item_finish(c, &c->items[i]);
+	if (c->msgf && c->said_header)
+		fprintf(c->msgf, "  Review each before using it: `diff -r KEPT PATH`; to apply one by "
+				 "hand, copy it over PATH (all of them: %s).\n", c->kept);
+	if (c->msgf)
+		fclose(c->msgf);
+	c->msgf = NULL;
+	c->log = NULL;
+}
+
+const char *copies_message(const struct copies *c)
+{
+	return c && c->msg ? c->msg : "";
+}
+
+void copies_free(struct copies *c)
+{
+	if (!c)
+		return;
+	if (c->dir)
+		remove_tree(c->dir);
+	placeholders_remove(c);
+	for (size_t i = 0; i < c->nitems; i++) {
+		free(c->items[i].host);
+		free(c->items[i].label);
+		free(c->items[i].work);
+		free(c->items[i].snap);
+	}
+	free(c->items);
+	for (size_t i = 0; i < c->nstrings; i++)
+		free(c->bind_strings[i]);
+	free(c->bind_strings);
+	free(c->binds);
+	for (size_t i = 0; i < NELEM(c->hidden_store); i++)
+		free(c->hidden_store[i]);
+	free(c->state);
+	free(c->dir);
+	free(c->kept);
+	free(c->id);
+	free(c->msg);
+	free(c);
+}
