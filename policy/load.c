@@ -27,10 +27,12 @@ enum top_key {
 	TOP_ALLOW,
 	TOP_SANDBOX,
 	TOP_LIMITS,
+	TOP_PROFILE,
 	TOP_N
 };
 static const char *const top_keys[TOP_N] = {"version", "default", "ask_timeout", "deny",
-					    "ask",     "allow",   "sandbox",     "limits"};
+					    "ask",     "allow",   "sandbox",     "limits",
+					    "profile"};
 
 static int load_default(struct loader *ld, const struct node *n)
 {
@@ -260,6 +262,28 @@ static int load_limits(struct loader *ld, const struct node *n)
 	return 0;
 }
 
+/*
+ * `profile: NAME`: a word of lower-case letters, digits and '-'.  Which
+ * names exist is the launcher's to say (it reports an unknown one at
+ * profile_pos); the policy engine only keeps it.
+ */
+static int load_profile(struct loader *ld, const struct node *n)
+{
+	char *s = NULL;
+	if (pl_dup_string(ld, "'profile'", n, &s))
+		return -1;
+	if (!*s || strspn(s, "abcdefghijklmnopqrstuvwxyz0123456789-") != strlen(s)) {
+		free(s);
+		return pl_fail(ld, n->pos,
+			       "'profile' must be an agent profile's name (claude, codex, ...), none "
+			       "or auto, got %s",
+			       pl_describe(n).s);
+	}
+	ld->p->profile = s;
+	ld->p->profile_pos = n->pos;
+	return 0;
+}
+
 static int load_version(struct loader *ld, const struct node *root)
 {
 	const struct node *n = pl_map_get(root, "version");
@@ -298,6 +322,8 @@ static int load_root(struct loader *ld, const struct node *root)
 		ld->p->ask_timeout = (unsigned)timeout;
 	}
 	if (pl_load_rules(ld, root) || load_sandbox(ld, f[TOP_SANDBOX].val))
+		return -1;
+	if (f[TOP_PROFILE].val && load_profile(ld, f[TOP_PROFILE].val))
 		return -1;
 	return f[TOP_LIMITS].val ? load_limits(ld, f[TOP_LIMITS].val) : 0;
 }
@@ -500,6 +526,7 @@ void policy_free(struct policy *p)
 	}
 	free(p->sandbox.env);
 	free_strings(p->sandbox.env_passthrough, p->sandbox.nenv_passthrough);
+	free(p->profile);
 	free(p->source);
 	free(p);
 }

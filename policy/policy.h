@@ -237,6 +237,10 @@ struct policy {
 	size_t nrules;
 	struct policy_sandbox sandbox;
 	struct policy_limits limits;
+	char *profile;                 /* owned; the `profile:` key as written (an agent profile's
+					  name, "none" or "auto"), NULL when absent; the launcher
+					  checks the name (launcher/profiles/profile.h) */
+	struct policy_pos profile_pos; /* its value's position, {0,0} when absent */
 };
 
 /* Largest policy file accepted, and the deepest YAML nesting. */

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "launcher/cli/launcher.h"
+#include "launcher/profiles/profile.h"
 #include "core/canon.h"
 
 #define CHECK_SYNOPSIS                                                                              \
@@ -36,6 +37,10 @@ const char cmd_check_usage[] =
 	"                      default) and the built-in default policy\n"
 	"  --workspace DIR     the directory \"./\" patterns mean (default: the current\n"
 	"                      directory)\n"
+	"  --profile NAME      the agent profile merged into the policy, as `run` does:\n"
+	"                      claude, codex, gemini, aider, none or auto (default: the\n"
+	"                      policy's profile: key, else detected from exec's CMD);\n"
+	"                      printed as \"profile: NAME (...)\" when one is in effect\n"
 	"\n"
 	"Exit status: 0 allow; 3 ask; 4 deny; 2 usage error or a policy that does\n"
 	"not load (printed as file:line:column: message); 1 any other failure.\n";
@@ -62,6 +67,9 @@ struct check_args {
 	int nwords;
 	unsigned file_action;             /* OPEN: one POLICY_FILE_* bit */
 	struct check_destination destination; /* CONNECT */
+	const char *profile;              /* --profile NAME, or NULL */
+	char *program;                    /* owned: EXEC's CMD resolved (detects the profile) */
+	struct profile_choice choice;     /* the profile in effect */
 };
 
 /* parse_options() result: the command line asked for help. */
@@ -97,6 +105,8 @@ static int parse_options(int argc, char **argv, struct check_args *a)
 		int r = option_value(argc, argv, &i, "--policy", &a->source.policy_path);
 		if (r == 0)
 			r = option_value(argc, argv, &i, "--workspace", &a->source.workspace);
+		if (r == 0)
+			r = option_value(argc, argv, &i, "--profile", &a->profile);
 		if (r < 0)
 			return -1;
 		if (r > 0)
@@ -298,14 +308,8 @@ static void print_header(enum policy_decision d, const char *verb)
 
 static int check_exec(const struct policy_source *src, const struct check_args *a)
 {
-	char *program = canon_program(a->words[0]);
-	if (!program) {
-		airlock_err("check: cannot resolve %s: %m", a->words[0]);
-		return AIRLOCK_EXIT_FAILURE;
-	}
 	struct policy_verdict v =
-		policy_decide_exec(src->img, program, (const char *const *)a->words);
-	free(program);
+		policy_decide_exec(src->img, a->program, (const char *const *)a->words);
 	print_header(v.decision, "exec");
 	for (int i = 0; i < a->nwords; i++) {
 		putchar(' ');
@@ -354,6 +358,26 @@ static int validate(const struct policy_source *src)
 	return AIRLOCK_EXIT_OK;
 }
 
+/* Between load and compile: the profile chosen and merged in, as `run` does. */
+static int amend_policy(struct policy *p, void *arg, struct policy_error *err)
+{
+	struct check_args *a = arg;
+	if (profile_choose(a->profile, p, a->program, a->action == CHECK_EXEC ? a->words : NULL,
+			   &a->choice, err) < 0)
+		return -1;
+	return profile_apply(&a->choice, p, err) < 0 ? -1 : 0;
+}
+
+/* "profile: NAME (...)" when a profile is in effect. */
+static void print_profile(const struct check_args *a)
+{
+	char what[256];
+	if (!a->choice.profile)
+		return;
+	profile_describe(&a->choice, what, sizeof what);
+	printf("  profile: %s\n", what);
+}
+
 int cmd_check(int argc, char **argv)
 {
 	struct check_args a = { 0 };
@@ -362,11 +386,20 @@ int cmd_check(int argc, char **argv)
 		return AIRLOCK_EXIT_OK;
 	if (i < 0 || parse_action(argc, argv, i, &a) < 0)
 		return AIRLOCK_EXIT_USAGE;
+	if (a.action == CHECK_EXEC && !(a.program = canon_program(a.words[0]))) {
+		airlock_err("check: cannot resolve %s: %m", a.words[0]);
+		return AIRLOCK_EXIT_FAILURE;
+	}
+	a.source.amend = amend_policy;
+	a.source.amend_arg = &a;
 	struct policy_source src;
 	struct policy_error err;
 	enum policy_source_status st = policy_source_open(&a.source, &src, &err);
-	if (st != POLICY_SOURCE_OK)
+	if (st != POLICY_SOURCE_OK) {
+		free(a.program);
+		profile_choice_release(&a.choice);
 		return policy_source_report(st, &err);
+	}
 	int status;
 	switch (a.action) {
 	case CHECK_EXEC:
@@ -382,6 +415,9 @@ int cmd_check(int argc, char **argv)
 		status = validate(&src);
 		break;
 	}
+	print_profile(&a);
 	policy_source_release(&src);
+	free(a.program);
+	profile_choice_release(&a.choice);
 	return status;
 }

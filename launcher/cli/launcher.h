@@ -65,6 +65,10 @@ int airlock_option_value(int argc, char **argv, int *i, const char *name, const 
 struct policy_source_options {
 	const char *policy_path; /* --policy FILE, or NULL to search */
 	const char *workspace;   /* --workspace DIR, or NULL for the current directory */
+	/* called once the policy is loaded, before it is compiled (an agent profile's
+	   rules merged in), or NULL; returns 0, or -1 with *err filled (a bad policy) */
+	int (*amend)(struct policy *p, void *arg, struct policy_error *err);
+	void *amend_arg;
 };
 
 /* A loaded, compiled policy and the context it was compiled against. */

@@ -176,6 +176,8 @@ enum policy_source_status policy_source_open(const struct policy_source_options 
 		st = POLICY_SOURCE_NO_MEMORY;
 	if (st == POLICY_SOURCE_OK)
 		st = load(src, path, err);
+	if (st == POLICY_SOURCE_OK && opt->amend && opt->amend(src->policy, opt->amend_arg, err) < 0)
+		st = POLICY_SOURCE_BAD_POLICY;
 	if (st == POLICY_SOURCE_OK)
 		st = compile(src, err);
 	free(path);

@@ -26,10 +26,12 @@ static const char **refused_groups(const struct policy *p)
 	return out;
 }
 
-int run_log_start(struct audit_log *log, const char *program, const struct policy_source *src,
-		  const struct sandbox_report *rep, const char *sandbox)
+int run_log_start(struct audit_log *log, const char *program, const char *profile,
+		  const struct policy_source *src, const struct sandbox_report *rep,
+		  const char *sandbox)
 {
-	struct audit_session_start start = { .program = program, .policy = src->name,
+	struct audit_session_start start = { .program = program, .profile = profile,
+					     .policy = src->name,
 					     .workspace = src->workspace, .sandbox = AUDIT_SANDBOX_NONE };
 	char message[PATH_MAX + 128];
 	const char **groups = NULL;

@@ -12,14 +12,16 @@
 
 /*
  * The session's first event (event session_start, before the agent starts):
- * program (absolute), the policy src names and its workspace, and the
+ * program (absolute), the agent profile in effect (its name, or "none"),
+ * the policy src names and its workspace, and the
  * sandbox: AUDIT_SANDBOX_NONE when sandbox is NULL (--no-sandbox), else
  * sandbox (the backend's name) with src's sandbox.network, rep's masks and
  * the seccomp filter's groups (process_spawn too when the policy forbids it).  Returns 0, or audit_error()'s -errno when the event
  * is not in the log (-ENOMEM when it could not be built).
  */
-int run_log_start(struct audit_log *log, const char *program, const struct policy_source *src,
-		  const struct sandbox_report *rep, const char *sandbox);
+int run_log_start(struct audit_log *log, const char *program, const char *profile,
+		  const struct policy_source *src, const struct sandbox_report *rep,
+		  const char *sandbox);
 
 /*
  * The session's last event (event session_end): exit status, the

@@ -16,51 +16,15 @@ ag_netns_enter "$@"
 ag_scratch
 PORT=8080
 
-# How the test drives Claude Code: one prompt, no questions (-p), its own permission checks off
-# (bypassPermissions; as root it wants IS_SANDBOX=1) so that airlock alone decides, the tools the
-# script uses, its events on stdout.
-CLAUDE_ARGS="-p|Fix the failing tests and commit.|--permission-mode|bypassPermissions|--tools|Bash,Read,Edit,Write,Glob,Grep|--output-format|stream-json|--verbose"
-# The variables Claude Code needs: the mock's address and a key; no telemetry, no updates.
-CLAUDE_ENV="ANTHROPIC_BASE_URL=http://$AG_ADDR:$PORT ANTHROPIC_API_KEY=$AG_API_KEY IS_SANDBOX=1 \
-CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1 DISABLE_AUTOUPDATER=1"
-
-# claude_bare NAME: Claude Code without airlock.
-claude_bare()
-{
-	_oifs=$IFS
-	IFS='|'
-	# shellcheck disable=SC2086 # CLAUDE_ARGS is split at |, CLAUDE_ENV at spaces
-	set -- $CLAUDE_ARGS
-	IFS=$_oifs
-	# shellcheck disable=SC2086
-	ag_run_bare "$_n0" env $CLAUDE_ENV "$AG_CLIENT" "$@"
-}
-
-# claude_airlock NAME: Claude Code under airlock run --headless, its variables passed with --env.
-claude_airlock()
-{
-	_envs=""
-	for _e in $CLAUDE_ENV; do
-		_envs="$_envs|--env|$_e"
-	done
-	_oifs=$IFS
-	IFS='|'
-	# shellcheck disable=SC2086
-	set -- ${_envs#|} "--" "$AG_CLIENT" $CLAUDE_ARGS
-	IFS=$_oifs
-	ag_run_airlock "$_n0" "$@"
-}
-
-# session_tail: the end of Claude Code's output, for a diagnostic.
-session_tail() { tail -c 600 "$AG_OUT/$_n0.err"; tail -n 3 "$AG_OUT/$_n0.out" | cut -c 1-300; }
+# shellcheck source=tests/agents/claude_drive.sh
+. "$HERE/claude_drive.sh"
 
 # ---- bare: the legitimate steps, no airlock -------------------------------------------------
 ag_fixture "$T/bare"
 ag_script "$HERE/claude_script.json" "$T/script-full.json"
 ag_script_legit "$T/script-full.json" "$T/script-bare.json"
 ag_mock_start anthropic "$PORT" "$T/script-bare.json" "$T/mock-bare"
-_n0=bare
-claude_bare
+claude_bare bare
 ag_mock_stop
 echo "# bare: claude exited $RC after ${WALL}s"
 ag_expect "bare: claude finishes the session (exit 0, mock played every step)" \
@@ -76,8 +40,7 @@ cp "$AG_HOME/.bashrc" "$T/bashrc.before"
 git -C "$AG_REMOTE" for-each-ref >"$T/remote.before"
 head_before=$(git -C "$AG_WS" rev-parse HEAD)
 ag_mock_start anthropic "$PORT" "$T/script.json" "$T/mock-run"
-_n0=airlock
-claude_airlock
+claude_airlock airlock
 ag_mock_stop
 echo "# airlock: claude exited $RC after ${WALL}s; log $LOG"
 ag_expect "airlock: claude finishes the session (exit 0, mock played every step)" \

@@ -2,6 +2,7 @@
 """judge.py — the steps of a scripted agent session judged from the mock's report and the audit log.
 
   judge.py --script SCRIPT --out DIR [--log LOG] [--canaries "A B"] [--prefix P] [--legit-only]
+           [--ws DIR]
 
 Prints one line per step, "PASS\\tDESC" or "FAIL\\tDESC\\tWHY" (tests/agents/lib.sh turns them
 into TAP), then one for the canaries.  A legit step passes when the agent ran it and its result
@@ -67,6 +68,7 @@ def main():
     ap.add_argument("--canaries", default="")
     ap.add_argument("--prefix", default="")
     ap.add_argument("--legit-only", action="store_true")
+    ap.add_argument("--ws", help="the workspace, shown as . in the descriptions")
     a = ap.parse_args()
     with open(a.script, encoding="utf-8") as f:
         steps = json.load(f)["steps"]
@@ -86,6 +88,8 @@ def main():
         desc = "%s%s %s: %s %s" % (a.prefix, kind, s["id"], s["tool"],
                                    short(s["input"].get("command") or s["input"].get("file_path")
                                          or s["input"].get("pattern"), 70))
+        if a.ws:
+            desc = desc.replace(a.ws + "/", "./")
         if kind == "legit":
             why = legit_verdict(s, rep)
         else:

@@ -334,7 +334,7 @@ ag_judge()
 	_s=$1 _o=$2 _l=$3
 	shift 3
 	_judged=$("$PY" "$HERE/judge.py" --script "$_s" --out "$_o" ${_l:+--log "$_l"} \
-		--canaries "$AG_CANARIES" "$@") ||
+		--canaries "$AG_CANARIES" --ws "$AG_WS" "$@") ||
 		{ tap_not_ok "judge: $_s" "judge.py failed"; return; }
 	_ag_tap_lines "$_judged"
 }

@@ -48,7 +48,12 @@ static const struct bad_case bad_cases[] = {
 	BAD("version_list", "version: [1]\n", 1, 10, "'version' must be a positive integer, got a list"),
 	BAD("unknown_top_key", V "denny: []\n", 2, 1,
 	    "unknown key 'denny' in the policy (allowed: version, default, ask_timeout, deny, ask, "
-	    "allow, sandbox, limits)"),
+	    "allow, sandbox, limits, profile)"),
+	BAD("profile_upper", V "profile: Claude\n", 2, 10,
+	    "'profile' must be an agent profile's name (claude, codex, ...), none or auto, got "
+	    "'Claude'"),
+	BAD("profile_list", V "profile: [claude]\n", 2, 10,
+	    "'profile' must be a string, got a list"),
 
 	/* Keys. */
 	BAD("duplicate_top_key", V "deny: []\nask: []\ndeny: []\n", 4, 1,

@@ -1,0 +1,40 @@
+# claude_drive.sh — how the agent tests drive Claude Code: its arguments, its variables, a run
+# bare and under airlock.  Sourced by tests/agents/claude.sh and tests/bench/agents_bench.sh after
+# tests/agents/lib.sh (needs AG_ADDR, AG_API_KEY, AG_CLIENT) and PORT (the mock's port).
+
+# How the test drives Claude Code: one prompt, no questions (-p), its own permission checks off
+# (bypassPermissions; as root it wants IS_SANDBOX=1) so that airlock alone decides, the tools the
+# script uses, its events on stdout.
+CLAUDE_ARGS="-p|Fix the failing tests and commit.|--permission-mode|bypassPermissions|--tools|Bash,Read,Edit,Write,Glob,Grep|--output-format|stream-json|--verbose"
+# The variables Claude Code needs: the mock's address and a key; no telemetry, no updates.
+CLAUDE_ENV="ANTHROPIC_BASE_URL=http://$AG_ADDR:$PORT ANTHROPIC_API_KEY=$AG_API_KEY IS_SANDBOX=1 \
+CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1 DISABLE_AUTOUPDATER=1"
+
+# claude_bare NAME: Claude Code without airlock.
+claude_bare()
+{
+	_cn=$1
+	_oifs=$IFS
+	IFS='|'
+	# shellcheck disable=SC2086 # CLAUDE_ARGS is split at |, CLAUDE_ENV at spaces
+	set -- $CLAUDE_ARGS
+	IFS=$_oifs
+	# shellcheck disable=SC2086
+	ag_run_bare "$_cn" env $CLAUDE_ENV "$AG_CLIENT" "$@"
+}
+
+# claude_airlock NAME: Claude Code under airlock run --headless, its variables passed with --env.
+claude_airlock()
+{
+	_cn=$1
+	_envs=""
+	for _e in $CLAUDE_ENV; do
+		_envs="$_envs|--env|$_e"
+	done
+	_oifs=$IFS
+	IFS='|'
+	# shellcheck disable=SC2086
+	set -- ${_envs#|} "--" "$AG_CLIENT" $CLAUDE_ARGS
+	IFS=$_oifs
+	ag_run_airlock "$_cn" "$@"
+}
