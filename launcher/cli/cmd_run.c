@@ -50,11 +50,17 @@ const char cmd_run_usage[] =
 	"  --trace            also log allowed file reads and writes\n"
 	"  --bwrap PATH       the bubblewrap binary (default: bwrap on PATH)\n"
 	"  --no-sandbox       no kernel sandbox: the shim and the log only (says so in the log)\n"
+	"  --profile NAME     the agent profile: claude, codex, gemini, aider, none, or auto\n"
+	"                     (default: the policy's profile: key, else detected from PROGRAM)\n"
 	"  -h, --help         this help\n"
 	"\n"
 	"Only the policy's sandbox.env_passthrough variables (HOME, USER, LOGNAME, TERM,\n"
 	"LANG, LC_*, TZ, COLORTERM, PATH by default), its sandbox.env and --env reach the\n"
 	"agent: API keys in your environment do not, unless you pass them with --env.\n"
+	"A known agent (Claude Code, Codex CLI, Gemini CLI, aider) gets its profile: its\n"
+	"state directory writable (created when absent), the files there that run code\n"
+	"later kept from the host, its model API host allowed, and its own API key\n"
+	"variables passed to it but scrubbed from the programs it runs.\n"
 	"\n"
 	"Exit status: the agent's; 128+N when it died of signal N; 124 when limits\n"
 	"session_timeout or exec_timeout ended it; 125 when airlock could not start it\n"
@@ -64,7 +70,7 @@ const char cmd_run_usage[] =
 	"found; 2 for a malformed policy or command line.\n";
 
 enum { OPT_POLICY = 256, OPT_WORKSPACE, OPT_HEADLESS, OPT_DEFAULT_ALLOW, OPT_NO_SANDBOX,
-       OPT_BWRAP, OPT_LOG, OPT_TRACE, OPT_ENV, OPT_NO_TUI };
+       OPT_BWRAP, OPT_LOG, OPT_TRACE, OPT_ENV, OPT_NO_TUI, OPT_PROFILE };
 
 static const struct option long_opts[] = {
 	{ "policy", required_argument, NULL, OPT_POLICY },
@@ -77,6 +83,7 @@ static const struct option long_opts[] = {
 	{ "trace", no_argument, NULL, OPT_TRACE },
 	{ "env", required_argument, NULL, OPT_ENV },
 	{ "no-tui", no_argument, NULL, OPT_NO_TUI },
+	{ "profile", required_argument, NULL, OPT_PROFILE },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -93,7 +100,8 @@ static int usage_error(const char *fmt, const char *arg)
 static int parse(int argc, char **argv, struct run_opts *o)
 {
 	int c;
-	o->env = calloc((size_t)argc + 16, sizeof *o->env); /* + --trace's and the proxy's */
+	/* + --trace's, the proxy's and the profile's */
+	o->env = calloc((size_t)argc + 16, sizeof *o->env);
 	if (!o->env)
 		return RUN_EXIT_FAILED;
 	optind = 1;
@@ -110,6 +118,7 @@ static int parse(int argc, char **argv, struct run_opts *o)
 		case OPT_TRACE: o->trace = true; break;
 		case OPT_ENV: o->env[o->nenv++] = optarg; break;
 		case OPT_NO_TUI: o->no_tui = true; break;
+		case OPT_PROFILE: o->profile = optarg; break;
 		case 'h':
 			fputs(cmd_run_usage, stdout);
 			return AIRLOCK_EXIT_OK;
@@ -238,6 +247,9 @@ static void run_release(struct run *r)
 	if (r->sigfd >= 0)
 		close(r->sigfd);
 	free(r->program);
+	profile_choice_release(&r->profile);
+	free(r->scrub_keys);
+	free(r->scrub_exes);
 	free(r->shim);
 	free(r->o.env);
 }
@@ -264,7 +276,8 @@ int cmd_run(int argc, char **argv)
 	if (r.o.no_sandbox)
 		airlock_err("run: warning: --no-sandbox: no kernel sandbox, only the shim and the "
 			    "audit log (which says so)");
-	if ((st = run_log_start(r.log, r.program, &r.src, &rep,
+	if ((st = run_log_start(r.log, r.program,
+				r.profile.profile ? r.profile.profile->name : "none", &r.src, &rep,
 				r.o.no_sandbox ? NULL : r.backend->name)) < 0) {
 		/* the log is the one record: no session runs without its first line */
 		run_end_control(&r, RUN_EXIT_FAILED);

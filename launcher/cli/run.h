@@ -27,6 +27,7 @@
 
 #include "launcher/approvals/hub.h"
 #include "launcher/cli/launcher.h"
+#include "launcher/profiles/profile.h"
 #include "launcher/sandbox/backend.h"
 #include "launcher/sandbox/netns.h"
 #include "launcher/sandbox/session.h"
@@ -42,6 +43,7 @@ enum {
 /* The command line.  Strings borrowed from argv. */
 struct run_opts {
 	const char *policy, *workspace, *bwrap, *log;
+	const char *profile; /* --profile NAME|none|auto, or NULL */
 	bool headless, default_allow, no_sandbox, trace, no_tui;
 	char **env; /* owned array of borrowed strings, NULL-terminated */
 	size_t nenv;
@@ -59,6 +61,8 @@ struct run {
 	struct audit_log *log;
 	struct approvals *approvals;
 	char *program; /* owned */
+	struct profile_choice profile; /* the agent profile in effect (launcher/profiles) */
+	char *scrub_keys, *scrub_exes; /* owned: the shim's AIRLOCK_AGENT_KEYS / _EXE, or NULL */
 	char *shim;    /* owned */
 	char **agent_env;
 	/* the kernel layer: NULL sandbox with --no-sandbox */

@@ -214,6 +214,7 @@ static const struct event_field {
 	EVENT_FIELD(pid, FIELD_PID),
 	EVENT_FIELD(event, FIELD_STRING),
 	START_FIELD(program, FIELD_STRING),
+	START_FIELD(profile, FIELD_STRING),
 	START_FIELD(policy, FIELD_STRING),
 	START_FIELD(workspace, FIELD_STRING),
 	START_FIELD(sandbox, FIELD_STRING),

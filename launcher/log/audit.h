@@ -29,6 +29,7 @@ struct audit_log;
 /* A session's start (event session_start): what runs, under which policy, in what sandbox.  Strings borrowed. */
 struct audit_session_start {
 	const char *program;   /* "program": the agent's program, an absolute path */
+	const char *profile;   /* "profile": the agent profile in effect (launcher/profiles), or "none" */
 	const char *policy;    /* "policy": the policy file loaded, or "<default>" for the built-in one */
 	const char *workspace; /* "workspace": what ./ stands for, absolute and canonical */
 	const char *sandbox;   /* "sandbox": the kernel layer, "bubblewrap", or AUDIT_SANDBOX_NONE (--no-sandbox) */
