@@ -34,7 +34,7 @@ LAUNCHER_LIBS := $(shell pkg-config --libs libseccomp json-c libnl-route-3.0 lib
 CURSES_LIBS := $(shell pkg-config --libs ncursesw 2>/dev/null || echo -lncursesw -ltinfo)
 
 # The image half of the policy engine: what the shim links (no libyaml, no allocation).
-IMAGE_SRCS := policy/image.c policy/glob.c policy/regex.c policy/netaddr.c policy/names.c
+IMAGE_SRCS := policy/image.c policy/glob.c policy/regex.c policy/netaddr.c policy/names.c policy/cli.c
 # The launcher half: YAML loading and compilation.
 LOAD_SRCS := policy/load.c policy/load_tree.c policy/load_values.c policy/load_rules.c \
 	policy/compile.c policy/pattern.c policy/default_text.c

@@ -4,6 +4,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
+#include "policy/cli.h"
 #include "policy/glob.h"
 #include "policy/image_format.h"
 #include "policy/netaddr.h"
@@ -408,33 +409,97 @@ struct policy_verdict policy_decide_open(const struct policy_image *img, const c
 
 /* ---- exec ------------------------------------------------------------------------ */
 
+/*
+ * Decides one form of a command: program (prog_len bytes; its basename
+ * base, base_len bytes) with its arguments joined.  File exec rules are
+ * offered for an absolute program when file_rules.
+ */
+static struct policy_verdict decide_command(const struct policy_image *img, const char *prog,
+					    size_t prog_len, const char *base, size_t base_len,
+					    const char *args, size_t args_len, bool file_rules)
+{
+	struct best b = { POLICY_LIST_MAX, 0 };
+	struct query q = { .kind = POLICY_RULE_COMMAND, .prog = prog, .prog_len = prog_len,
+			   .base = base, .base_len = base_len, .args = args, .args_len = args_len };
+	offer_key(img, PIMG_SEC_EXEC_NAME, pimg_hash(base, base_len), base, base_len, &q, &b);
+	if (base != prog)
+		offer_key(img, PIMG_SEC_EXEC_PATH, pimg_hash(prog, prog_len), prog, prog_len, &q, &b);
+	offer_scan(img, PIMG_SEC_EXEC_SCAN, &q, &b);
+	if (file_rules && prog[0] == '/')
+		search_file(img, prog, POLICY_FILE_EXEC, &b);
+	return verdict(img, &b, POLICY_ACTION_EXEC);
+}
+
+/*
+ * The command as given, and, when the program is a CLI policy/cli.c knows,
+ * in its normal form (n non-NULL): global options removed, or the module
+ * `-m` names as the program.  The stricter verdict of the two.
+ */
+static struct policy_verdict decide_forms(const struct policy_image *img, const char *program,
+					  const char *args, size_t args_len,
+					  const struct cli_norm *n, bool *normal_form)
+{
+	size_t prog_len = strlen(program);
+	const char *slash = strrchr(program, '/');
+	const char *base = slash ? slash + 1 : program;
+	size_t base_len = prog_len - (size_t)(base - program);
+	struct policy_verdict v =
+		decide_command(img, program, prog_len, base, base_len, args, args_len, true);
+	*normal_form = false;
+	if (!n)
+		return v;
+	size_t off = n->offset < args_len ? n->offset : args_len;
+	struct policy_verdict w;
+	if (n->module) /* a module is no file: its name is the whole program */
+		w = decide_command(img, n->program, n->program_len, n->program, n->program_len,
+				   args + off, args_len - off, false);
+	else
+		w = decide_command(img, program, prog_len, base, base_len, args + off,
+				   args_len - off, false);
+	struct policy_verdict s = policy_verdict_stricter(v, w);
+	*normal_form = s.decision != v.decision || s.rule != v.rule;
+	return s;
+}
+
+/* The basename of program, for cli_normalize*(). */
+static const char *basename_of(const char *program, size_t *len)
+{
+	const char *slash = strrchr(program, '/');
+	const char *base = slash ? slash + 1 : program;
+	*len = strlen(base);
+	return base;
+}
+
 struct policy_verdict policy_decide_exec_joined(const struct policy_image *img, const char *program,
 						const char *args, size_t args_len)
 {
-	struct best b = { POLICY_LIST_MAX, 0 };
 	if (!program)
 		return (struct policy_verdict){ POLICY_DENY, -1 };
-	struct query q = { .kind = POLICY_RULE_COMMAND, .prog = program, .args = args ? args : "",
-			   .args_len = args ? args_len : 0 };
-	q.prog_len = strlen(program);
-	const char *slash = strrchr(program, '/');
-	q.base = slash ? slash + 1 : program;
-	q.base_len = q.prog_len - (size_t)(q.base - program);
-	offer_key(img, PIMG_SEC_EXEC_NAME, pimg_hash(q.base, q.base_len), q.base, q.base_len, &q, &b);
-	if (slash)
-		offer_key(img, PIMG_SEC_EXEC_PATH, pimg_hash(program, q.prog_len), program,
-			  q.prog_len, &q, &b);
-	offer_scan(img, PIMG_SEC_EXEC_SCAN, &q, &b);
-	if (program[0] == '/')
-		search_file(img, program, POLICY_FILE_EXEC, &b);
-	return verdict(img, &b, POLICY_ACTION_EXEC);
+	if (!args)
+		args = "", args_len = 0;
+	struct cli_norm n;
+	size_t base_len;
+	const char *base = basename_of(program, &base_len);
+	bool norm = cli_normalize_joined(base, base_len, args, args_len, &n), normal_form;
+	return decide_forms(img, program, args, args_len, norm ? &n : NULL, &normal_form);
 }
 
 struct policy_verdict policy_decide_exec(const struct policy_image *img, const char *program,
 					 const char *const *argv)
 {
+	return policy_decide_exec_form(img, program, argv, NULL);
+}
+
+struct policy_verdict policy_decide_exec_form(const struct policy_image *img, const char *program,
+					      const char *const *argv, bool *normal_form)
+{
+	bool unused;
 	char stack[JOIN_STACK];
 	size_t total = 0, n = 0;
+	if (normal_form)
+		*normal_form = false;
+	if (!program)
+		return (struct policy_verdict){ POLICY_DENY, -1 };
 	for (size_t i = 1; argv && argv[0] && argv[i]; i++)
 		total += strlen(argv[i]) + 1;
 	char *buf = stack;
@@ -451,7 +516,13 @@ struct policy_verdict policy_decide_exec(const struct policy_image *img, const c
 		memcpy(buf + n, argv[i], l);
 		n += l;
 	}
-	struct policy_verdict v = policy_decide_exec_joined(img, program, buf, n);
+	/* the real argv, not the joined text, says where the words are */
+	struct cli_norm cn;
+	size_t base_len;
+	const char *base = basename_of(program, &base_len);
+	bool norm = cli_normalize(base, base_len, argv, &cn);
+	struct policy_verdict v = decide_forms(img, program, buf, n, norm ? &cn : NULL,
+					       normal_form ? normal_form : &unused);
 	if (buf != stack)
 		munmap(buf, total);
 	return v;

@@ -337,6 +337,22 @@ static inline struct policy_verdict policy_verdict_stricter(struct policy_verdic
  *   whole string.
  * argv: NULL-terminated; argv[0] is ignored, argv[1..] are joined with single
  *   spaces for `args` (argv may be NULL: no arguments).
+ *
+ * Two forms of one command.  When the program's basename is a CLI in
+ * policy/cli.c's table (git, npm, pip, python, cargo, docker, kubectl, ...),
+ * command rules are tried against the command as given (the raw form,
+ * exactly as before) and against its normal form: the global options before
+ * the subcommand removed (`git -c k=v -C dir commit -m x` is `git commit -m
+ * x`), and for a module runner the module as the program (`python3 -m pip
+ * install x` is `pip install x`; such a program has no path, so only rules
+ * without '/' can match it).  The two verdicts combine as
+ * policy_verdict_stricter() does: a rule beats the default, then deny over
+ * ask over allow (on a tie, the raw form's verdict is the one taken).  So a policy means what it meant, and `git -c
+ * a=b push --force` meets a rule for `push --force`.  Where the options
+ * cannot be read for sure (one the table does not list, "--", no
+ * subcommand), there is no normal form and the raw one alone decides.  File
+ * exec rules see the program as given, once.
+ *
  * Never allocates on the heap (arguments over 16 KiB joined are staged in an
  * anonymous mmap(2); if that fails the verdict is deny, rule -1).  Safe in a
  * vfork(2) child.
@@ -345,8 +361,19 @@ struct policy_verdict policy_decide_exec(const struct policy_image *img, const c
 					 const char *const *argv);
 
 /*
+ * As policy_decide_exec(), and *normal_form (when not NULL) says whether the
+ * verdict is the normal form's (policy/cli.h: cli_normalize() on program's
+ * basename and argv gives that form), not the raw form's.
+ */
+struct policy_verdict policy_decide_exec_form(const struct policy_image *img, const char *program,
+					      const char *const *argv, bool *normal_form);
+
+/*
  * As policy_decide_exec() with the arguments already joined: args points at
- * args_len bytes ("" for none), not necessarily NUL-terminated.
+ * args_len bytes ("" for none), not necessarily NUL-terminated.  The normal
+ * form is found by splitting args at every space, so an argument holding a
+ * space reads as two words: a caller with the real argv uses
+ * policy_decide_exec(), which reads the words from it.
  */
 struct policy_verdict policy_decide_exec_joined(const struct policy_image *img, const char *program,
 						const char *args, size_t args_len);
