@@ -202,6 +202,25 @@ static void sandbox_config_of(const struct run *r, const struct host_paths *h,
 	};
 }
 
+/*
+ * The session copies of runs-later paths (copies.h): made now, bound over
+ * the real paths by the sandbox, applied or kept aside by end_session().
+ */
+static int prepare_copies(struct run *r, struct sandbox_config *cfg)
+{
+	char err[512];
+	struct copies_config cc = { .workspace = cfg->workspace, .home = cfg->home,
+				    .session_id = r->session.id, .extra = cfg->extra_copies,
+				    .nextra = cfg->nextra_copies };
+	if (copies_prepare(&cc, &r->copies, err, sizeof err) < 0) {
+		airlock_err("run: cannot make the session copies: %s", err);
+		return RUN_EXIT_FAILED;
+	}
+	cfg->copy_binds = copies_binds(r->copies, &cfg->ncopy_binds);
+	cfg->copy_hidden = copies_hidden(r->copies);
+	return -1;
+}
+
 /* What the user should know of what the backend built. */
 static void sandbox_warnings(const struct sandbox_report *rep)
 {
@@ -235,7 +254,9 @@ static int build_sandbox(struct run *r, struct sandbox_report *rep)
 	if (st < 0) {
 		struct sandbox_config cfg;
 		sandbox_config_of(r, &h, &cfg);
-		if (r->backend->build(r->sandbox, &cfg, rep, err, sizeof err) < 0) {
+		if ((st = prepare_copies(r, &cfg)) >= 0)
+			;
+		else if (r->backend->build(r->sandbox, &cfg, rep, err, sizeof err) < 0) {
 			airlock_err("run: cannot set up the sandbox: %s", err);
 			st = RUN_EXIT_FAILED;
 		}
