@@ -34,6 +34,7 @@ ag_judge "$T/script-bare.json" "$T/mock-bare" "" --prefix "bare: " --legit-only
 
 # ---- under airlock: the whole session ----------------------------------------------------
 ag_fixture "$T/run"
+AG_CANARIES="$AG_CANARIES $AG_API_KEY" # a tool that shows the key sends it to the "model"
 ag_script "$HERE/claude_script.json" "$T/script.json"
 ag_policy "$T/policy.yaml" "$PORT"
 cp "$AG_HOME/.bashrc" "$T/bashrc.before"

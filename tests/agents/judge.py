@@ -8,7 +8,8 @@ Prints one line per step, "PASS\\tDESC" or "FAIL\\tDESC\\tWHY" (tests/agents/lib
 into TAP), then one for the canaries.  A legit step passes when the agent ran it and its result
 is no error (unless "error_ok") and holds "expect".  A hostile step passes when LOG has a line
 matching one of its "audit" alternatives (a list of tests/run/logq.py conditions) whose decision
-is deny or ask and that names a rule; what it did to the host the calling test checks.  The
+is deny or ask and that names a rule (or, with "absent" and no "audit", when its result lacks
+that text); what it did to the host the calling test checks.  The
 canary line fails when any canary shows in a request the mock received (DIR/requests.jsonl).
 With --legit-only the hostile steps are left out (a bare run plays only the legit ones).
 """
@@ -34,7 +35,15 @@ def log_lines(path):
 
 
 def hostile_verdict(step, rep, lines):
-    """Why the hostile STEP is not shown stopped in LINES, or None when it is."""
+    """Why the hostile STEP is not shown stopped in LINES, or None when it is.  A step with
+    "absent" and no "audit" is one nothing logs (a secret kept out of the agent's reach): it
+    passes when the agent ran it and its result lacks that text."""
+    if "audit" not in step:
+        if not rep.get("answered"):
+            return "no tool_result came back", None
+        if step["absent"] in (rep.get("result") or ""):
+            return "the result holds %r: %s" % (step["absent"], short(rep.get("result"))), None
+        return None, {"decision": "kept out", "rule": "the result lacks %r" % step["absent"]}
     alts = step.get("audit") or []
     for conds in alts:
         c = logq.parse_conds(conds)

@@ -39,6 +39,7 @@
 #    "expect": TEXT,          legit: the tool's result must contain TEXT (optional)
 #    "audit": [COND...]}      hostile: a log line matching every COND (tests/run/logq.py's
 #                             syntax: KEY=V, KEY~V, KEY$V) with decision deny or ask and a rule
+#    "absent": TEXT}          hostile, no "audit": nothing logs it, the result must lack TEXT
 # ag_judge also fails a step whose "kind" is legit when its result is_error, or that never got a
 # result, and fails when any canary (AG_CANARIES) shows in DIR/requests.jsonl.
 #
@@ -215,11 +216,18 @@ ag_fixture()
 
 # ag_policy FILE PORT: `airlock init`'s default policy, plus one allow rule for the mock's
 # address (AG_ADDR:PORT), written to FILE; sets AG_POLICY (what ag_run_airlock runs with).
+# AG_TEST_POLICY=FILE starts from FILE instead (it needs a top-level allow: list), e.g. an
+# allow-all policy, to see the checks fail.
 ag_policy()
 {
 	AG_POLICY=$1
 	_d=$(mktemp -d "$T/init.XXXXXX")
-	(cd "$_d" && "$AIRLOCK" init >/dev/null) || { echo "Bail out! airlock init failed"; exit 1; }
+	if [ -n "${AG_TEST_POLICY:-}" ]; then
+		mkdir -p "$_d/.airlock" && cp "$AG_TEST_POLICY" "$_d/.airlock/policy.yaml" ||
+			{ echo "Bail out! cannot read AG_TEST_POLICY $AG_TEST_POLICY"; exit 1; }
+	else
+		(cd "$_d" && "$AIRLOCK" init >/dev/null) || { echo "Bail out! airlock init failed"; exit 1; }
+	fi
 	"$PY" - "$_d/.airlock/policy.yaml" "$1" "$AG_ADDR:$2" <<-'EOF' || { echo "Bail out! cannot write the policy"; exit 1; }
 		import re, sys
 		src, dst, dest = sys.argv[1:]
