@@ -494,7 +494,7 @@ static void next(struct cursor *c)
 
 enum step { STEP_STOP, STEP_SUB, STEP_MODULE };
 
-/* A module name python would import: dotted identifiers, nothing that reads as a path. */
+/* A module name python would import: dotted ASCII identifiers, nothing that reads as a path. */
 static bool module_name(const char *s, size_t len)
 {
 	if (len == 0 || s[0] == '.' || s[len - 1] == '.')
@@ -502,7 +502,7 @@ static bool module_name(const char *s, size_t len)
 	for (size_t i = 0; i < len; i++) {
 		unsigned char ch = (unsigned char)s[i];
 		if (!(ch == '_' || ch == '.' || (ch >= '0' && ch <= '9') || (ch >= 'a' && ch <= 'z') ||
-		      (ch >= 'A' && ch <= 'Z') || ch >= 0x80))
+		      (ch >= 'A' && ch <= 'Z')))
 			return false;
 	}
 	return true;

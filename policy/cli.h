@@ -88,7 +88,8 @@ const struct cli_program *cli_find(const char *base, size_t base_len);
  * Returns false, *out untouched, for a program not in the table, and
  * whenever the options cannot be read for sure: an option the table does
  * not list, a value-taking option missing its value, "--", no subcommand,
- * more than CLI_MAX_WORDS words before it.  Never guesses.  Allocates
+ * more than CLI_MAX_WORDS words before it, a module name that is not
+ * dotted ASCII identifiers.  Never guesses.  Allocates
  * nothing; async-signal-safe.
  */
 bool cli_normalize(const char *base, size_t base_len, const char *const *argv,

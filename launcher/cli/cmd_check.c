@@ -11,6 +11,7 @@
 #include "launcher/cli/launcher.h"
 #include "launcher/profiles/profile.h"
 #include "core/canon.h"
+#include "policy/cli.h"
 
 #define CHECK_SYNOPSIS                                                                              \
 	"usage: airlock check [--policy FILE] [--workspace DIR] exec CMD [ARG...]\n"                \
@@ -308,14 +309,31 @@ static void print_header(enum policy_decision d, const char *verb)
 
 static int check_exec(const struct policy_source *src, const struct check_args *a)
 {
-	struct policy_verdict v =
-		policy_decide_exec(src->img, a->program, (const char *const *)a->words);
+	bool normal_form;
+	struct policy_verdict v = policy_decide_exec_form(src->img, a->program,
+							  (const char *const *)a->words, &normal_form);
 	print_header(v.decision, "exec");
 	for (int i = 0; i < a->nwords; i++) {
 		putchar(' ');
 		print_escaped(a->words[i], false);
 	}
 	putchar('\n');
+	/* decided as the command's normal form (policy/cli.h): say which */
+	struct cli_norm n;
+	const char *base = strrchr(a->program, '/');
+	base = base ? base + 1 : a->program;
+	if (normal_form && cli_normalize(base, strlen(base), (const char *const *)a->words, &n)) {
+		printf("  as:     ");
+		if (n.module) /* a module name: ASCII letters, digits, '_' and '.' (policy/cli.c) */
+			fwrite(n.program, 1, n.program_len, stdout);
+		else
+			print_escaped(a->words[0], false);
+		for (size_t i = n.start; i < (size_t)a->nwords; i++) {
+			putchar(' ');
+			print_escaped(a->words[i], false);
+		}
+		putchar('\n');
+	}
 	return report(src->img, v, POLICY_ACTION_EXEC);
 }
 

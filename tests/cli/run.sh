@@ -198,6 +198,35 @@ decide deny -r 'deny network "169.254.0.0/16"' connect 169.254.169.254:80
 decide deny connect metadata.google.internal:80
 decide ask connect "[2001:db8::1]:443"
 
+# ---- command rules meet a CLI's normal form (policy/cli.c) -------------------------------
+cat >"$TMP/cli.yaml" <<'YAML'
+version: 1
+default: {exec: ask}
+deny:
+  - command: git
+    args: "push *--force*"
+ask:
+  - command: pip
+    args: install
+    match: prefix
+allow:
+  - command: git
+    args: "commit *"
+YAML
+decide deny -r 'args "push *--force*"' --policy "$TMP/cli.yaml" exec git -c a=b push --force
+has "a decision on the normal form shows it" out "  as:     git push --force"
+decide allow -r 'args "commit *"' --policy "$TMP/cli.yaml" exec git -c user.name=x -C . commit -m m
+has "git's global options are removed in the form shown" out "  as:     git commit -m m"
+decide allow -r 'args "commit *"' --policy "$TMP/cli.yaml" exec git commit -m m
+lacks "a decision on the command as given shows no other form" out "  as:"
+decide ask -r "default (exec)" --policy "$TMP/cli.yaml" exec git --frobnicate push --force
+if command -v python3 >/dev/null 2>&1; then
+	decide ask -r 'ask command "pip" args "install"' --policy "$TMP/cli.yaml" exec python3 -m pip install x
+	has "python3 -m pip is decided as pip" out "  as:     pip install x"
+else
+	skip "python3 -m pip is decided as pip" "no python3 in PATH"
+fi
+
 # ---- usage errors ------------------------------------------------------------------------
 expect "check exec without CMD exits 2" 2 check exec
 expect "check exec with an empty CMD exits 2" 2 check exec ""

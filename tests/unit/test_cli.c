@@ -168,6 +168,7 @@ static const struct ncase cases[] = {
 	C(NULL, 0, "python3", "-m"),
 	C(NULL, 0, "python3", "-m", "../evil"),
 	C(NULL, 0, "python3", "-m", ""),
+	C(NULL, 0, "python3", "-m", "p\xc3\xaep"),    /* ASCII only: the name is printed */
 	C(NULL, 0, "python3", "--help", "-m", "pip"),
 	C(NULL, 0, "python3", "-Z", "-m", "pip"),
 	/* cargo: +toolchain, clap forms */
