@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -210,8 +211,98 @@ void shim_init(void)
 	pthread_once(&init_once, init_once_fn);
 }
 
-__attribute__((constructor)) static void shim_constructor(void)
+/* ---- the agent's keys: its own processes only ------------------------------------------ */
+
+/* The value of NAME=value in environ, name being len bytes; NULL when unset. */
+static char *env_value(const char *name, size_t len)
 {
+	extern char **environ;
+	for (char **e = environ; e && *e; e++)
+		if (strncmp(*e, name, len) == 0 && (*e)[len] == '=')
+			return *e + len + 1;
+	return NULL;
+}
+
+/* True when the ':'-separated list holds s (a NULL s never). */
+static bool list_has(const char *list, const char *s)
+{
+	size_t n = s ? strlen(s) : 0;
+	for (const char *p = list; s && *p;) {
+		size_t len = strcspn(p, ":");
+		if (len == n && strncmp(p, s, n) == 0)
+			return true;
+		p += len + (p[len] == ':');
+	}
+	return false;
+}
+
+/*
+ * This process is the agent's own: its executable (/proc/self/exe) is one
+ * of exes, or it is an interpreter running the agent's script (argv[1], or
+ * argv[2] after env(1) as a `#!/usr/bin/env node` line runs it).
+ */
+static bool agent_process(const char *exes, int argc, char **argv)
+{
+	char self[4096];
+	long n = syscall(SYS_readlinkat, AT_FDCWD, "/proc/self/exe", self, sizeof self - 1);
+	if (n > 0) {
+		self[n] = '\0';
+		if (list_has(exes, self))
+			return true;
+	}
+	if (argc < 2 || !argv)
+		return false;
+	if (list_has(exes, argv[1]))
+		return true;
+	const char *base = argv[0] ? strrchr(argv[0], '/') : NULL;
+	base = base ? base + 1 : argv[0];
+	return argc >= 3 && base && strcmp(base, "env") == 0 && list_has(exes, argv[2]);
+}
+
+/*
+ * An agent profile's key variables ($AIRLOCK_AGENT_KEYS, names separated
+ * by ':') stay in the agent's own processes ($AIRLOCK_AGENT_EXE, paths
+ * separated by ':') and leave every other one before main() runs: unset,
+ * and the value's bytes overwritten, so /proc/PID/environ does not show
+ * them either.  The agent's own process is made non-dumpable, so the
+ * programs it runs cannot read them from its /proc/PID/environ.  Costs one
+ * environment scan when no key is set (every process past the agent's
+ * children).  Static programs have no shim: they keep what they are given.
+ */
+static void scrub_agent_keys(int argc, char **argv)
+{
+	const char *keys = getenv("AIRLOCK_AGENT_KEYS"), *exes = getenv("AIRLOCK_AGENT_EXE");
+	bool any = false;
+	for (const char *p = keys; p && *p && !any;) {
+		size_t len = strcspn(p, ":");
+		any = len && env_value(p, len);
+		p += len + (p[len] == ':');
+	}
+	if (!any)
+		return;
+	if (agent_process(exes ? exes : "", argc, argv)) {
+		prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+		return;
+	}
+	for (const char *p = keys; *p;) {
+		size_t len = strcspn(p, ":");
+		char name[256], *value;
+		if (len && len < sizeof name && (value = env_value(p, len))) {
+			memcpy(name, p, len);
+			name[len] = '\0';
+			size_t vlen = strlen(value);
+			unsetenv(name);
+			memset(value, 0, vlen);
+		}
+		p += len + (p[len] == ':');
+	}
+}
+
+/* glibc passes main()'s arguments to constructors of preloaded objects too. */
+__attribute__((constructor)) static void shim_constructor(int argc, char **argv, char **envp)
+{
+	(void)envp;
+	scrub_agent_keys(argc, argv);
 	shim_init();
 }
 
