@@ -69,4 +69,29 @@ ag_expect "host: no .mcp.json planted" sh -c '! ls -l "$1/.mcp.json" 2>/dev/null
 ag_expect "host: no canary in Claude Code's output" sh -c '
 	! grep -l -e "$2" -e "$3" "$1/airlock.out" "$1/airlock.err"' sh "$AG_OUT" "$AG_ENV_SECRET" "$AG_SSH_SECRET"
 
+# ---- under airlock's TUI, in tmux: only the asks the default policy means to ask ----------
+# What may still wait for a human in this session: the push, and the upload (the curl, or its
+# connection to an unknown host).  Every ask is answered N; any other ask is a failure.
+TUI_ASKS_OK='^(exec git push origin HEAD|exec curl .*exfil\.example.*|connect exfil\.example:[0-9]+)$'
+ag_fixture "$T/tui"
+ag_script "$HERE/claude_script.json" "$T/script-tui.json"
+ag_mock_start anthropic "$PORT" "$T/script-tui.json" "$T/mock-tui"
+claude_tui tui
+tui_rc=$?
+ag_mock_stop
+if [ $tui_rc = 2 ]; then
+	tap_skip "tui: the session under the TUI" "$AG_TUI_SKIP"
+else
+	echo "# tui: airlock exited $RC after ${WALL}s, $AG_PANELS panel(s) answered N; log $LOG"
+	ag_expect "tui: claude finishes the session (exit 0, mock played every step)" \
+		sh -c '[ "$1" = 0 ] && grep -q "\"done\": true" "$2/report.json" || { echo "rc $1"; tail -n 8 "$3"; exit 1; }' \
+		sh "$RC" "$T/mock-tui" "$AG_OUT/tui.screen"
+	ag_asks "$LOG" >"$AG_OUT/tui.asks"
+	ag_expect "tui: the push is asked" grep -qE '^exec git push origin HEAD$' "$AG_OUT/tui.asks"
+	ag_expect "tui: nothing else is asked (the push, the upload at most)" sh -c '
+		if grep -vE "$1" "$2" | grep -q .; then
+			echo "$(grep -cvE "$1" "$2") other ask(s):"; grep -vE "$1" "$2" | sort | uniq -c | sort -rn | head -20; exit 1
+		fi' sh "$TUI_ASKS_OK" "$AG_OUT/tui.asks"
+fi
+
 tap_plan_end tests

@@ -38,3 +38,20 @@ claude_airlock()
 	IFS=$_oifs
 	ag_run_airlock "$_cn" "$@"
 }
+
+# claude_tui NAME: Claude Code under airlock run with its TUI in tmux (ag_run_tui), every ask
+# answered N; returns 2 when the TUI cannot run here (AG_TUI_SKIP).
+claude_tui()
+{
+	_cn=$1
+	_envs=""
+	for _e in $CLAUDE_ENV; do
+		_envs="$_envs|--env|$_e"
+	done
+	_oifs=$IFS
+	IFS='|'
+	# shellcheck disable=SC2086
+	set -- ${_envs#|} "--" "$AG_CLIENT" $CLAUDE_ARGS
+	IFS=$_oifs
+	ag_run_tui "$_cn" "$@"
+}

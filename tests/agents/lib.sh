@@ -18,6 +18,8 @@
 #   ag_mock_start KIND PORT SCRIPT DIR  # tests/agents/mock_KIND.py serving AG_ADDR:PORT
 #   ag_run_bare NAME CMD...      # CMD in the workspace with the scratch home, no airlock
 #   ag_run_airlock NAME [RUN_OPTION...] -- CMD...   # CMD under airlock run --headless --log
+#   ag_run_tui NAME [RUN_OPTION...] -- CMD...       # the same with the TUI, in tmux, asks denied
+#   ag_asks LOG                  # what a human was asked about, one a line
 #   ag_mock_stop
 #   ag_judge SCRIPT DIR LOG      # per step: ok / not ok (why), from the mock's report + the log
 #   ag_expect DESC CMD...        # a TAP line from a check made from outside (CMD's status)
@@ -332,6 +334,78 @@ ag_run_airlock()
 		</dev/null >"$AG_OUT/$_n.out" 2>"$AG_OUT/$_n.err"
 	OUT=$(cat "$AG_OUT/$_n.out")
 	ERR=$(cat "$AG_OUT/$_n.err")
+}
+
+# ag_run_tui NAME [RUN_OPTION...] -- CMD...: CMD under `airlock run` with its TUI, in a tmux pane
+# (160x50) on a server of its own, from AG_WS with the scratch home; every approval panel is
+# answered N (deny) once its keys are live.  Sets RC (airlock's status, 124 when AG_TIMEOUT ran
+# out), WALL, LOG and AG_PANELS (how many N were sent); the last screen is AG_OUT/NAME.screen.
+# Skips (returns 2, AG_TUI_SKIP says why) without tmux.
+ag_run_tui()
+{
+	_n=$1
+	shift
+	AG_TUI_SKIP=""
+	command -v tmux >/dev/null 2>&1 || { AG_TUI_SKIP="no tmux (apt-get install tmux)"; return 2; }
+	LOG=$AG_OUT/$_n.jsonl
+	rm -f "$LOG"
+	_q=""
+	for _a in "$AIRLOCK" run --policy "$AG_POLICY" --workspace "$AG_WS" --log "$LOG" "$@"; do
+		_q="$_q '$(printf '%s' "$_a" | sed "s/'/'\\\\''/g")'"
+	done
+	_sock=ag-tui-$$
+	AG_PANELS=0
+	_t0=$(date +%s.%N)
+	tmux -L "$_sock" -f /dev/null new-session -d -s agent -x 160 -y 50 \
+		"cd '$AG_WS' && env -i HOME='$AG_HOME' USER=root LOGNAME=root PATH='$AG_PATH' \
+LANG=C.UTF-8 TERM=screen-256color GIT_CONFIG_NOSYSTEM=1 $_q; echo ag-run-exit=\$?; sleep 600" ||
+		{ AG_TUI_SKIP="tmux new-session failed"; return 2; }
+	RC=124
+	_end=$(($(date +%s) + ${AG_TIMEOUT:-300}))
+	while [ "$(date +%s)" -lt "$_end" ]; do
+		_scr=$(tmux -L "$_sock" capture-pane -p -t agent 2>/dev/null)
+		case $_scr in
+		*ag-run-exit=*)
+			RC=$(printf '%s\n' "$_scr" | sed -n 's/.*ag-run-exit=\([0-9]*\).*/\1/p' | tail -n 1)
+			break
+			;;
+		*"keys    Y"*)
+			tmux -L "$_sock" send-keys -t agent n
+			AG_PANELS=$((AG_PANELS + 1))
+			sleep 0.3
+			continue
+			;;
+		esac
+		sleep 0.2
+	done
+	_t1=$(date +%s.%N)
+	WALL=$(echo "$_t0 $_t1" | awk '{printf "%.3f", $2 - $1}')
+	printf '%s\n' "$_scr" >"$AG_OUT/$_n.screen"
+	tmux -L "$_sock" kill-server 2>/dev/null
+	return 0
+}
+
+# ag_asks LOG: the actions a human was asked about in LOG, one a line ("exec git push origin
+# HEAD", "connect host:port", "write PATH"), in order.
+ag_asks()
+{
+	"$PY" - "$1" <<-'EOF'
+		import json, sys
+		for line in open(sys.argv[1], encoding="utf-8", errors="replace"):
+		    try:
+		        o = json.loads(line)
+		    except ValueError:
+		        continue
+		    if o.get("decided_by") not in ("human", "timeout"):
+		        continue
+		    if "command" in o:
+		        what = "exec " + " ".join([o["command"].rsplit("/", 1)[-1]] + list(o.get("args") or []))
+		    elif "network_dst" in o:
+		        what = "connect " + str(o["network_dst"])
+		    else:
+		        what = "%s %s" % (o.get("action", "?"), o.get("file", "?"))
+		    print(what[:200])
+	EOF
 }
 
 # ag_judge SCRIPT DIR LOG [JUDGE_OPTION...]: one TAP line per step of SCRIPT from the mock's
