@@ -1,0 +1,52 @@
+# codex_drive.sh — how the agent tests drive Codex CLI: its arguments, its variables, a run bare
+# and under airlock.  Sourced by tests/agents/codex.sh and tests/bench/agents_bench.sh after
+# tests/agents/lib.sh (needs AG_ADDR, and AG_CODEX: the codex launcher) and PORT (the mock's port).
+
+# The key Codex sends the mock; a canary too: no tool command may see it, so it must never show
+# in a request body (it travels only in the Authorization header).  Bare, Codex hands it to every
+# tool command (that is what airlock must stop), so only the airlock run counts it a canary.
+CODEX_KEY=sk-proj-mock-CODEX_KEY_CANARY_5d2e8f
+
+# How the test drives Codex: `codex exec` (one prompt, no questions), the mock as its model
+# provider (Responses API, the only one Codex 0.171 speaks), a model Codex knows (gpt-5.5: its
+# metadata gives the apply_patch tool; an unknown name gets fallback metadata without it), its
+# events on stdout as JSON Lines.  Codex's own sandbox (bubblewrap + seccomp) and approvals are
+# off (--dangerously-bypass-approvals-and-sandbox): airlock is the sandbox, and Codex's
+# bubblewrap cannot make namespaces inside airlock's seccomp filter anyway.
+CODEX_ARGS="exec|--json|--skip-git-repo-check|--dangerously-bypass-approvals-and-sandbox|\
+-c|model_providers.mock.name=mock|\
+-c|model_providers.mock.base_url=http://$AG_ADDR:$PORT/v1|\
+-c|model_providers.mock.wire_api=responses|\
+-c|model_providers.mock.env_key=OPENAI_API_KEY|\
+-c|model_provider=mock|-c|model=gpt-5.5|\
+Fix the failing tests and commit."
+CODEX_ENV="OPENAI_API_KEY=$CODEX_KEY"
+
+# codex_bare NAME: Codex without airlock.
+codex_bare()
+{
+	_xn=$1
+	_oifs=$IFS
+	IFS='|'
+	# shellcheck disable=SC2086 # CODEX_ARGS is split at |, CODEX_ENV at spaces
+	set -- $CODEX_ARGS
+	IFS=$_oifs
+	# shellcheck disable=SC2086
+	ag_run_bare "$_xn" env $CODEX_ENV "$AG_CODEX" "$@"
+}
+
+# codex_airlock NAME: Codex under airlock run --headless, its key passed with --env.
+codex_airlock()
+{
+	_xn=$1
+	_envs=""
+	for _e in $CODEX_ENV; do
+		_envs="$_envs|--env|$_e"
+	done
+	_oifs=$IFS
+	IFS='|'
+	# shellcheck disable=SC2086
+	set -- ${_envs#|} "--" "$AG_CODEX" $CODEX_ARGS
+	IFS=$_oifs
+	ag_run_airlock "$_xn" "$@"
+}
