@@ -15,7 +15,7 @@
 # Environment: KEEP_TMP=1 keeps the scratch tree; CASE_TIMEOUT (s) bounds one run (default 40);
 # ONLY_USER=NAME runs the per-user cases for that user only; ONLY_CASES="a b" runs cases a, b.
 # Exits 1 when any case fails.
-# The cases are in sandbox.sh, session.sh, control.sh and launcher.sh; the helpers in lib.sh and
+# The cases are in sandbox.sh, session.sh, control.sh, launcher.sh, copies.sh and profiles.sh; the helpers in lib.sh and
 # tests/lib/.
 set -u
 
@@ -119,6 +119,10 @@ EOF
 . "$HERE/control.sh"
 # shellcheck source=tests/run/launcher.sh
 . "$HERE/launcher.sh"
+# shellcheck source=tests/run/copies.sh
+. "$HERE/copies.sh"
+# shellcheck source=tests/run/profiles.sh
+. "$HERE/profiles.sh"
 
 # ---- run them ------------------------------------------------------------------------------
 
@@ -128,7 +132,7 @@ EOF
 for u in $USERS; do
 	use_user "$u"
 	echo "# ---- as $u ----"
-	for c in secrets write_outside env exit_codes asks static tiocsti seccomp spawn policy_ro timeout signals interactive interactive_attacks forged_events control no_sandbox doctor places real_programs log_full; do
+	for c in secrets write_outside env exit_codes asks static tiocsti seccomp spawn policy_ro timeout signals interactive interactive_attacks forged_events control no_sandbox doctor places real_programs log_full copies profiles; do
 		case " ${ONLY_CASES:-$c} " in *" $c "*) "case_$c" ;; esac
 	done
 done

@@ -1,0 +1,240 @@
+# copies.sh — the run suite's cases on session copies (launcher/sandbox/copies.h): what would run
+# later outside the sandbox (.git/hooks, dangerous .git/config keys, .claude/, .mcp.json, .codex/,
+# .vscode/, .envrc) never reaches the host, planted by a dynamically linked program, a static
+# binary or a raw syscall(), whether the path existed at launch or not; legitimate git work
+# (git init, git config user.email, git branch --set-upstream-to, commits, checkout -b) reaches it;
+# a host file changed meanwhile is kept aside; a launcher killed with SIGKILL leaves nothing
+# planted.  Sourced by tests/run/run.sh (case copies).
+
+# copies_ws NAME: a fresh copy of the user's workspace ($W) at $U/NAME, owned by the user; W
+# points at it until copies_ws_end.
+copies_ws()
+{
+	CW_SAVED=$W
+	rm -rf "${U:?}/$1"
+	cp -a "$W" "$U/$1"
+	W=$U/$1
+	[ -z "$AS" ] || chown -R "$RUN_USER" "$W"
+}
+
+copies_ws_end() { W=$CW_SAVED; }
+
+# hostgit ARGS...: git on the host, as the user would run it afterwards.
+hostgit() { HOME="$H" git -C "$W" "$@" 2>/dev/null; }
+
+# kept_of FILE: where $LOG says FILE was kept aside (empty when it was not).
+kept_of()
+{
+	"$PY" "$LOGQ" "$LOG" find event=kept_aside file="$1" 2>/dev/null |
+		"$PY" -c 'import json, sys
+for l in sys.stdin:
+    print(json.loads(l).get("kept", ""))'
+}
+
+# expect_kept FILE TEXT: FILE is not on the host with TEXT, a kept_aside event names it, and the
+# kept copy holds TEXT.
+expect_kept()
+{
+	if [ -e "$1" ] && grep -q "$2" "$1" 2>/dev/null; then
+		_fail "$1 reached the host with \"$2\""
+	fi
+	k=$(kept_of "$1")
+	if [ -z "$k" ]; then
+		_fail "no kept_aside event with file=$1 (and a kept path)"
+	elif ! grep -q "$2" "$k" 2>/dev/null; then
+		_fail "the kept copy $k lacks \"$2\""
+	fi
+}
+
+# The planted paths, relative to the workspace; none but .git/ exists at launch.
+COPIES_PLANTED=".git/hooks/pre-commit .claude/settings.json .mcp.json .codex/config.toml .vscode/tasks.json .envrc"
+
+# The raw syscall() writer: openat(2) + write(2) through libc's syscall(), past every libc
+# wrapper the shim hooks.
+COPIES_RAW='import ctypes, os, sys
+libc = ctypes.CDLL(None, use_errno=True)
+for path in sys.argv[2:]:
+    fd = libc.syscall(257, -100, path.encode(), os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o755)
+    if fd < 0:
+        print("raw ERR", path, os.strerror(ctypes.get_errno()))
+        continue
+    data = sys.argv[1].encode()
+    libc.syscall(1, fd, data, len(data))
+    libc.syscall(3, fd)
+    print("raw OK", path)'
+
+# copies_plant HOW: plants every runs-later path with HOW (dynamic, static, raw), each with a
+# marker, then checks after the session that none reached the host and each was kept aside.
+copies_plant()
+{
+	how=$1 mark=PLANTED_$1 p=$RUN_USER
+	copies_ws "cw-$how"
+	rm -rf "$W/.claude" "$W/.codex" "$W/.vscode" "$W/.mcp.json" "$W/.envrc"
+	sum0=$(cksum <"$W/.git/config")
+	case $how in
+	dynamic)
+		script="mkdir -p .claude .codex .vscode
+			for f in $COPIES_PLANTED; do echo '$mark' >\"\$f\"; done
+			chmod +x .git/hooks/pre-commit
+			git config core.fsmonitor 'touch fsmon-$mark' && git config alias.st '!echo $mark' &&
+			git config core.hooksPath /tmp/$mark && echo planted" ;;
+	static)
+		# "x" appended to .git/config too: no longer a config git reads, kept aside whole
+		script="for f in $COPIES_PLANTED .git/config; do $PROBE_STATIC write \"\$f\"; done; echo planted" ;;
+	raw)
+		script="$PY $T/bin/rawwrite.py '$mark' $COPIES_PLANTED &&
+			$PY $T/bin/rawwrite.py '
+[alias]
+	st = !echo $mark
+' .git/config && echo planted" ;;
+	esac
+	arun --headless --policy "$(open_policy)" -- sh -c "$script"
+	check "$p: runs-later paths planted by a $how program stay in the session's copies; each kept aside with an event"
+	expect_rc 0
+	expect_out_has planted
+	case $how in
+	static)
+		# the static probe writes "x": .claude/ and the others did not exist at launch
+		for f in $COPIES_PLANTED; do
+			k=$(kept_of "$W/$f")
+			[ -n "$k" ] || _fail "no kept_aside event for $W/$f"
+			[ ! -s "$W/$f" ] || _fail "$W/$f reached the host: $(head -c 80 "$W/$f")"
+		done
+		k=$(kept_of "$W/.git/config")
+		[ -n "$k" ] || _fail "no kept_aside event for $W/.git/config" ;;
+	*)
+		for f in $COPIES_PLANTED; do
+			expect_kept "$W/$f" "$mark"
+		done
+		expect_kept "$W/.git/config" "$mark" ;;
+	esac
+	[ "$(cksum <"$W/.git/config")" = "$sum0" ] || _fail "the host's .git/config changed: $(cat "$W/.git/config")"
+	for d in .claude .codex .vscode; do
+		[ ! -e "$W/$d" ] || _fail "$W/$d is on the host (a placeholder left, or planted content)"
+	done
+	for f in .mcp.json .envrc; do
+		[ ! -e "$W/$f" ] || _fail "$W/$f is on the host"
+	done
+	expect_log source=launcher event=kept_aside file="$W/.git/hooks/pre-commit" kept~/kept/
+	expect_err_has "kept aside"
+	expect_log_valid
+	done_check
+	copies_ws_end
+}
+
+# Legitimate git work in an existing repository reaches the host.
+copies_git_work()
+{
+	p=$RUN_USER
+	copies_ws cw-git
+	arun --headless --policy "$(open_policy)" -- sh -c 'git config user.email agent@airlock.invalid &&
+		git checkout -q -b feature && echo change >>README.md && git commit -q -am "agent commit" &&
+		git branch -q --set-upstream-to=main feature && git status --short --branch | head -1'
+	check "$p: git config user.email, checkout -b, commit and --set-upstream-to work inside and reach the host"
+	expect_rc 0
+	expect_out_has "feature...main"
+	[ "$(hostgit config user.email)" = agent@airlock.invalid ] || _fail "host user.email: $(hostgit config user.email)"
+	[ "$(hostgit symbolic-ref --short HEAD)" = feature ] || _fail "host HEAD: $(hostgit symbolic-ref HEAD)"
+	[ "$(hostgit log -1 --format=%s)" = "agent commit" ] || _fail "host's last commit: $(hostgit log -1 --format=%s)"
+	[ "$(hostgit config branch.feature.merge)" = refs/heads/main ] || _fail "host branch.feature.merge: $(hostgit config branch.feature.merge)"
+	[ -z "$(hostgit status --porcelain --untracked-files=no)" ] || _fail "host status not clean: $(hostgit status --porcelain)"
+	expect_log event=copy_applied file="$W/.git/config" message~user.email
+	expect_no_log event=kept_aside
+	expect_err_lacks "kept aside"
+	done_check
+	copies_ws_end
+}
+
+# git init where there was no repository: the new repository appears on the host, its hooks
+# planted inside do not.
+copies_git_init()
+{
+	p=$RUN_USER
+	copies_ws cw-init
+	rm -rf "$W/.git"
+	arun --headless --policy "$(open_policy)" -- sh -c 'git init -q && git add README.md Makefile &&
+		git commit -q -m "fresh start" && echo evil-hook >.git/hooks/post-checkout &&
+		git config core.sshCommand "sh -c evil" && echo inited'
+	check "$p: git init + commit in a workspace without .git: the repository is on the host, the hook and core.sshCommand are not"
+	expect_rc 0
+	expect_out_has inited
+	[ "$(hostgit log -1 --format=%s)" = "fresh start" ] || _fail "host's last commit: $(hostgit log -1 --format=%s)"
+	[ -z "$(hostgit config core.sshCommand)" ] || _fail "core.sshCommand reached the host"
+	expect_kept "$W/.git/hooks/post-checkout" evil-hook
+	expect_log event=kept_aside file="$W/.git/config" message~core.sshcommand
+	done_check
+	copies_ws_end
+}
+
+# A file changed on the host during the session: the session's version is kept aside, not merged.
+copies_host_changed()
+{
+	p=$RUN_USER
+	copies_ws cw-race
+	arun_bg "$T/race.out" --headless --policy "$(open_policy)" -- sh -c 'git config user.email inside@airlock.invalid &&
+		echo "ref: refs/heads/inside" >.git/HEAD && touch ready; i=0
+		while [ ! -e go ] && [ $i -lt 200 ]; do sleep 0.05; i=$((i + 1)); done'
+	wait_file "$W/ready" 200
+	hostgit config user.email host@airlock.invalid
+	printf 'ref: refs/heads/hostside\n' >"$W/.git/HEAD"
+	touch "$W/go"
+	wait_pid_gone "$BGPID" 300
+	ERR=$(cat "$T/race.out.err")
+	check "$p: .git/config and HEAD changed on the host during the session: the session's are kept aside, the host's stay"
+	[ "$BGRC" = 0 ] || _fail "airlock run exited $BGRC"
+	[ "$(hostgit config user.email)" = host@airlock.invalid ] || _fail "host user.email: $(hostgit config user.email)"
+	grep -q hostside "$W/.git/HEAD" || _fail "host HEAD: $(cat "$W/.git/HEAD")"
+	expect_kept "$W/.git/HEAD" inside
+	expect_log event=kept_aside file="$W/.git/config" message~"changed on the host meanwhile"
+	expect_err_has "meanwhile"
+	done_check
+	copies_ws_end
+}
+
+# The launcher killed with SIGKILL mid-session: nothing planted is on the host.
+copies_sigkill()
+{
+	p=$RUN_USER
+	copies_ws cw-kill
+	rm -rf "$W/.claude" "$W/.mcp.json"
+	sum0=$(cksum <"$W/.git/config")
+	arun_bg "$T/kill.out" --headless --policy "$(open_policy)" -- sh -c 'mkdir -p .claude &&
+		echo KILLED_PLANT >.claude/settings.json && echo KILLED_PLANT >.mcp.json &&
+		echo KILLED_PLANT >.git/hooks/pre-push && git config core.pager KILLED_PLANT && touch ready && sleep 30'
+	wait_file "$W/ready" 200
+	kill -9 "$BGPID"
+	wait_pid_gone "$BGPID" 100
+	sleep 0.3
+	check "$p: airlock run killed with SIGKILL mid-session leaves nothing planted on the host (only empty placeholders)"
+	[ ! -e "$W/.git/hooks/pre-push" ] || _fail ".git/hooks/pre-push is on the host"
+	[ "$(cksum <"$W/.git/config")" = "$sum0" ] || _fail "the host's .git/config changed"
+	[ ! -s "$W/.mcp.json" ] || _fail ".mcp.json has content on the host"
+	[ ! -e "$W/.claude/settings.json" ] || _fail ".claude/settings.json is on the host"
+	if grep -rqs KILLED_PLANT "$W"; then
+		_fail "planted content on the host: $(grep -rls KILLED_PLANT "$W" | head -3)"
+	fi
+	done_check
+	copies_ws_end
+}
+
+case_copies()
+{
+	need_sandbox "$RUN_USER: session copies" || return
+	if ! command -v git >/dev/null 2>&1; then
+		tap_skip "$RUN_USER: session copies" "git is not installed"
+		return
+	fi
+	printf '%s\n' "$COPIES_RAW" >"$T/bin/rawwrite.py"
+	chmod 644 "$T/bin/rawwrite.py"
+	copies_plant dynamic
+	if [ -z "$STATIC_SKIP" ]; then
+		copies_plant static
+	else
+		tap_skip "$RUN_USER: runs-later paths planted by a static binary" "$STATIC_SKIP"
+	fi
+	copies_plant raw
+	copies_git_work
+	copies_git_init
+	copies_host_changed
+	copies_sigkill
+}
