@@ -1,0 +1,217 @@
+# profiles.sh — the run suite's cases on agent profiles (launcher/profiles/profile.h): a known
+# agent is recognised by its name or what a symlink to it resolves to, or named by --profile or
+# the policy's profile: key; its state directory is created and writable (dynamic program,
+# static binary, raw syscall), its runs-later settings do not reach the host, its API host is
+# allowed, and its key reaches it but not the programs it runs.  sandbox.write paths that do
+# not exist are created, or refused with a message.  Sourced by tests/run/run.sh (case
+# profiles).
+
+# The fake agents: shell scripts named as the real CLIs are (sh runs them: the agent's own
+# process is sh with the script as argv[1]).  Each prints what it sees of its key, then what
+# the programs it runs see, and writes its state three ways.
+profiles_agents()
+{
+	mkdir -p "$T/agents/@openai/codex/bin"
+	cat >"$T/agents/claude" <<'EOF'
+#!/bin/sh
+echo "agent=${ANTHROPIC_API_KEY:-}"
+sh -c 'echo "sh=${ANTHROPIC_API_KEY:-}"'
+/usr/bin/python3 -c 'import os; print("py=" + os.environ.get("ANTHROPIC_API_KEY", ""))'
+# the agent's own environment, read by a program it runs
+sh -c 'tr "\0" "\n" </proc/$PPID/environ 2>/dev/null | grep -c "^ANTHROPIC_API_KEY=." || true' | sed 's/^/parent-environ=/'
+# its state, three ways
+mkdir -p ~/.claude/session-env && echo dyn >~/.claude/session-env/dynamic && echo state-dynamic-ok
+[ -z "${PROBE_STATIC:-}" ] || "$PROBE_STATIC" write ~/.claude/session-env/static
+/usr/bin/python3 -c '
+import ctypes, os
+libc = ctypes.CDLL(None, use_errno=True)
+p = os.path.expanduser("~/.claude/session-env/raw").encode()
+fd = libc.syscall(257, -100, p, os.O_WRONLY | os.O_CREAT, 0o644)
+print("raw OK" if fd >= 0 else "raw ERR " + os.strerror(ctypes.get_errno()))'
+# a hook planted in its settings: runs later, outside
+echo '{"hooks":{"Stop":[{"hooks":[{"type":"command","command":"echo PLANTED_HOOK"}]}]}}' >~/.claude/settings.json && echo planted
+EOF
+	printf '#!/bin/sh\necho "codex-agent=${OPENAI_API_KEY:-}"\n' >"$T/agents/@openai/codex/bin/codex.js"
+	chmod 755 "$T/agents" "$T/agents/claude" "$T/agents/@openai" "$T/agents/@openai/codex" \
+		"$T/agents/@openai/codex/bin" "$T/agents/@openai/codex/bin/codex.js"
+	ln -sf "$T/agents/claude" "$T/bin/my-assistant"
+	ln -sf "$T/agents/@openai/codex/bin/codex.js" "$T/bin/cx"
+}
+
+# session_profile: the profile field of $LOG's session_start.
+session_profile()
+{
+	"$PY" "$LOGQ" "$LOG" find event=session_start 2>/dev/null | "$PY" -c 'import json, sys
+for l in sys.stdin:
+    print(json.loads(l).get("profile", "(none)"))'
+}
+
+profiles_detect()
+{
+	arun --headless -- "$T/agents/claude"
+	check "$RUN_USER: profiles: claude recognised by its name, logged in session_start"
+	expect_rc 0
+	[ "$(session_profile)" = claude ] || _fail "session_start's profile is '$(session_profile)', not claude"
+	done_check
+
+	arun --headless -- "$T/bin/my-assistant"
+	check "$RUN_USER: profiles: a symlink to claude (another name) is recognised by what it resolves to"
+	[ "$(session_profile)" = claude ] || _fail "session_start's profile is '$(session_profile)', not claude"
+	done_check
+
+	CALLER_ENV="OPENAI_API_KEY=canary-openai" arun --headless -- "$T/bin/cx"
+	check "$RUN_USER: profiles: codex.js through a symlink is codex; its key reaches it"
+	expect_rc 0
+	[ "$(session_profile)" = codex ] || _fail "session_start's profile is '$(session_profile)', not codex"
+	expect_out_has "codex-agent=canary-openai"
+	done_check
+
+	arun --headless -- sh -c 'echo plain'
+	check "$RUN_USER: profiles: another program gets none"
+	[ "$(session_profile)" = none ] || _fail "session_start's profile is '$(session_profile)', not none"
+	done_check
+}
+
+profiles_state()
+{
+	rm -rf "${H:?}/.claude" "$H/.claude.json"
+	CALLER_ENV="ANTHROPIC_API_KEY=canary-anthropic" \
+		arun --headless --env "PROBE_STATIC=${PROBE_STATIC_FOR_AGENT:-}" -- "$T/agents/claude"
+	check "$RUN_USER: profiles: ~/.claude created (0700) and writable by a dynamic program, a static one and a raw syscall"
+	expect_rc 0
+	expect_dir "$H/.claude"
+	mode=$(stat -c %a "$H/.claude" 2>/dev/null)
+	[ "$mode" = 700 ] || _fail "~/.claude has mode $mode, not 700"
+	expect_out_has state-dynamic-ok
+	expect_file "$H/.claude/session-env/dynamic"
+	if [ -n "${PROBE_STATIC_FOR_AGENT:-}" ]; then
+		expect_out_has "write OK"
+		expect_file "$H/.claude/session-env/static"
+	fi
+	expect_out_has "raw OK"
+	expect_file "$H/.claude/session-env/raw"
+	done_check
+
+	check "$RUN_USER: profiles: a hook planted in ~/.claude/settings.json does not reach the host"
+	expect_out_has planted
+	if grep -q PLANTED_HOOK "$H/.claude/settings.json" 2>/dev/null; then
+		_fail "the planted hook is in $H/.claude/settings.json"
+	fi
+	done_check
+
+	check "$RUN_USER: profiles: the key reaches the agent, not sh, python or /proc/PPID/environ"
+	expect_out_has "agent=canary-anthropic"
+	expect_out_has "sh="
+	expect_out_lacks "sh=canary"
+	expect_out_has "py="
+	expect_out_lacks "py=canary"
+	expect_out_lacks "parent-environ=1"
+	done_check
+
+	rm -rf "${H:?}/.claude"
+	CALLER_ENV="ANTHROPIC_API_KEY=canary-anthropic" arun --headless --profile none -- "$T/agents/claude"
+	check "$RUN_USER: profiles: --profile none: no profile, no key, no state directory"
+	[ "$(session_profile)" = none ] || _fail "session_start's profile is '$(session_profile)', not none"
+	expect_out_lacks "canary"
+	expect_no_file "$H/.claude/session-env/dynamic"
+	done_check
+}
+
+profiles_policy()
+{
+	pol=$(printf 'version: 1\nprofile: clod\n' | write_policy bad-profile.yaml)
+	arun --headless --policy "$pol" -- sh -c true
+	check "$RUN_USER: profiles: an unknown profile: in the policy is file:line:column, exit 2"
+	expect_rc 2
+	expect_err_has "$pol:2:10: unknown profile 'clod'"
+	done_check
+
+	pol=$(printf 'version: 1\nprofile: [claude]\n' | write_policy list-profile.yaml)
+	arun --headless --policy "$pol" -- sh -c true
+	check "$RUN_USER: profiles: a profile: that is not a word is refused at its position"
+	expect_rc 2
+	expect_err_has "$pol:2:10:"
+	done_check
+
+	arun --headless --profile nope -- sh -c true
+	check "$RUN_USER: profiles: --profile nope is refused, naming the profiles there are"
+	expect_rc 2
+	expect_err_has "unknown profile 'nope'"
+	expect_err_has "claude, codex, gemini, aider"
+	done_check
+
+	pol=$(printf 'version: 1\nprofile: codex\n' | write_policy codex-profile.yaml)
+	CALLER_ENV="OPENAI_API_KEY=canary-openai" arun --headless --policy "$pol" -- sh -c 'echo "k=${OPENAI_API_KEY:-}"'
+	check "$RUN_USER: profiles: profile: codex in the policy applies to any program"
+	[ "$(session_profile)" = codex ] || _fail "session_start's profile is '$(session_profile)', not codex"
+	expect_dir "$H/.codex"
+	done_check
+}
+
+profiles_check()
+{
+	pol=$(printf 'version: 1\ndefault: {connect: ask}\n' | write_policy ask-connect.yaml)
+	acmd check --policy "$pol" --profile claude connect api.anthropic.com:443
+	check "$RUN_USER: profiles: check: the profile's API host is allowed, the rule names the profile"
+	expect_rc 0
+	expect_out_has "reason: profile claude:"
+	expect_out_has "profile: claude (Claude Code, chosen by --profile)"
+	done_check
+
+	acmd check --policy "$pol" --profile none connect api.anthropic.com:443
+	check "$RUN_USER: profiles: check --profile none: the host asks as the policy says"
+	expect_rc 3
+	done_check
+
+	pol=$(printf 'version: 1\ndeny:\n  - network: {destination: "api.anthropic.com:443"}\n' | write_policy deny-api.yaml)
+	acmd check --policy "$pol" --profile claude connect api.anthropic.com:443
+	check "$RUN_USER: profiles: the policy's deny beats the profile's allow"
+	expect_rc 4
+	done_check
+
+	acmd check exec "$T/bin/my-assistant"
+	check "$RUN_USER: profiles: check exec detects the profile from the program"
+	expect_out_has "profile: claude (Claude Code, detected from the program)"
+	done_check
+}
+
+profiles_write_paths()
+{
+	rm -rf "${H:?}/.newstate"
+	pol=$(printf 'version: 1\ndefault: {write: allow}\nsandbox:\n  write: ["./", "~/.newstate/deep"]\n' | write_policy newstate.yaml)
+	arun --headless --policy "$pol" --profile none -- sh -c 'echo x >~/.newstate/deep/f && echo wrote'
+	check "$RUN_USER: profiles: a missing sandbox.write directory under home is created (0700), not dropped"
+	expect_rc 0
+	expect_out_has wrote
+	expect_file "$H/.newstate/deep/f"
+	mode=$(stat -c %a "$H/.newstate" 2>/dev/null)
+	[ "$mode" = 700 ] || _fail "~/.newstate has mode $mode, not 700"
+	done_check
+
+	pol=$(printf 'version: 1\nsandbox:\n  write: ["./", "/var/lib/airlock-test-missing/x"]\n' | write_policy missing.yaml)
+	arun --headless --policy "$pol" --profile none -- sh -c 'echo ran'
+	check "$RUN_USER: profiles: a missing sandbox.write path outside home and workspace: exit 125, said"
+	expect_rc 125
+	expect_out_lacks ran
+	expect_err_has "sandbox.write: '/var/lib/airlock-test-missing/x'"
+	expect_no_file /var/lib/airlock-test-missing
+	done_check
+}
+
+case_profiles()
+{
+	need_sandbox "$RUN_USER: agent profiles" || return
+	profiles_agents
+	PROBE_STATIC_FOR_AGENT=""
+	if [ -z "$STATIC_SKIP" ]; then
+		PROBE_STATIC_FOR_AGENT=$PROBE_STATIC
+	else
+		tap_skip "$RUN_USER: profiles: ~/.claude written by a static binary" "$STATIC_SKIP"
+	fi
+	profiles_detect
+	profiles_state
+	profiles_policy
+	profiles_check
+	profiles_write_paths
+	CALLER_ENV=""
+}
