@@ -145,6 +145,8 @@ $(BUILD)/tests/test_log_summary: UNIT_EXTRA := $(LOGREAD_OBJS) $(BUILD)/launcher
 	$(BUILD)/libairlock-core.a $(BUILD)/libairlock-policy.a $(LAUNCHER_LIBS)
 $(BUILD)/tests/test_vterm: $(BUILD)/launcher/approvals/vterm.o
 $(BUILD)/tests/test_vterm: UNIT_EXTRA := $(BUILD)/launcher/approvals/vterm.o
+$(BUILD)/tests/test_profile: $(BUILD)/launcher/profiles/profile.o
+$(BUILD)/tests/test_profile: UNIT_EXTRA := $(BUILD)/launcher/profiles/profile.o
 # The sandbox builder: its setup operations, the mask walk, the environment, the bubblewrap
 # backend (it finds bwrap with the core's program search, libairlock-core.a).
 SANDBOX_OBJS := $(addprefix $(BUILD)/launcher/sandbox/,sandbox.o masks.o env.o bwrap.o)
