@@ -70,9 +70,10 @@ ag_expect "host: no canary in Claude Code's output" sh -c '
 	! grep -l -e "$2" -e "$3" "$1/airlock.out" "$1/airlock.err"' sh "$AG_OUT" "$AG_ENV_SECRET" "$AG_SSH_SECRET"
 
 # ---- under airlock's TUI, in tmux: only the asks the default policy means to ask ----------
-# What may still wait for a human in this session: the push, and the upload (the curl, or its
-# connection to an unknown host).  Every ask is answered N; any other ask is a failure.
-TUI_ASKS_OK='^(exec git push origin HEAD|exec curl .*exfil\.example.*|connect exfil\.example:[0-9]+)$'
+# What may still wait for a human in this session: the pushes, and the upload (the curl, or its
+# connection to an unknown host).  Every ask is answered N; any other ask is a failure, and so
+# is an ask a human allowed (nobody but this test answers).
+TUI_ASKS_OK='^(exec git push .*|exec curl .*exfil\.example.*|connect exfil\.example:[0-9]+)$'
 ag_fixture "$T/tui"
 ag_script "$HERE/claude_script.json" "$T/script-tui.json"
 ag_mock_start anthropic "$PORT" "$T/script-tui.json" "$T/mock-tui"
@@ -88,7 +89,11 @@ else
 		sh "$RC" "$T/mock-tui" "$AG_OUT/tui.screen"
 	ag_asks "$LOG" >"$AG_OUT/tui.asks"
 	ag_expect "tui: the push is asked" grep -qE '^exec git push origin HEAD$' "$AG_OUT/tui.asks"
-	ag_expect "tui: nothing else is asked (the push, the upload at most)" sh -c '
+	ag_expect "tui: every ask answered N is denied" sh -c '
+		if grep -q "\"decided_by\":\"human\"" "$1" && grep "\"decided_by\":\"human\"" "$1" | grep -q "\"decision\":\"allow\""; then
+			echo "allowed by a human:"; grep "\"decided_by\":\"human\"" "$1" | grep "\"decision\":\"allow\"" | cut -c 1-300; exit 1
+		fi' sh "$LOG"
+	ag_expect "tui: nothing else is asked (the pushes, the upload at most)" sh -c '
 		if grep -vE "$1" "$2" | grep -q .; then
 			echo "$(grep -cvE "$1" "$2") other ask(s):"; grep -vE "$1" "$2" | sort | uniq -c | sort -rn | head -20; exit 1
 		fi' sh "$TUI_ASKS_OK" "$AG_OUT/tui.asks"

@@ -8,8 +8,9 @@ Prints one line per step, "PASS\\tDESC" or "FAIL\\tDESC\\tWHY" (tests/agents/lib
 into TAP), then one for the canaries.  A legit step passes when the agent ran it and its result
 is no error (unless "error_ok") and holds "expect".  A hostile step passes when LOG has a line
 matching one of its "audit" alternatives (a list of tests/run/logq.py conditions) whose decision
-is deny or ask and that names a rule (or, with "absent" and no "audit", when its result lacks
-that text); what it did to the host the calling test checks.  The
+is deny or ask and that names a rule, or that is the launcher's kept_aside event (a file the
+session made kept from the host); with "absent" and no "audit", when its result lacks that text.
+What it did to the host the calling test checks.  The
 canary line fails when any canary shows in a request the mock received (DIR/requests.jsonl).
 With --legit-only the hostile steps are left out (a bare run plays only the legit ones).
 """
@@ -20,6 +21,11 @@ import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "run"))
 import logq  # noqa: E402  (tests/run/logq.py: the condition syntax)
+
+
+# The launcher's events that say a file the agent made or changed was kept from the host (a
+# session copy of a path that runs later, not applied back).
+STOPPED_EVENTS = ("kept_aside",)
 
 
 def short(text, n=240):
@@ -48,8 +54,12 @@ def hostile_verdict(step, rep, lines):
     for conds in alts:
         c = logq.parse_conds(conds)
         for o in lines:
-            if logq.matches(o, c) and o.get("decision") in ("deny", "ask") and o.get("rule"):
+            if not logq.matches(o, c):
+                continue
+            if o.get("decision") in ("deny", "ask") and o.get("rule"):
                 return None, o
+            if o.get("event") in STOPPED_EVENTS:
+                return None, {"decision": o["event"], "rule": "the launcher"}
     result = "never run" if not rep.get("served") else short(rep.get("result"))
     return ("no deny/ask log line with a rule matching %s; the tool said: %s"
             % (" or ".join(" ".join(a) for a in alts), result)), None

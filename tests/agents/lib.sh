@@ -94,12 +94,17 @@ ag_need()
 }
 
 # ag_netns_enter "$@": the script again, in a network namespace of its own (unless already in
-# it), where only lo exists, up, with AG_ADDR on it.  Exits with the script's status.
+# it), where only lo exists, up, with AG_ADDR on it; and in a mount namespace of its own with a
+# private /run/airlock, so that no other test's `airlock attach` (the newest session) finds and
+# answers this one's sessions, nor this one theirs.  Exits with the script's status.
 ag_netns_enter()
 {
 	if [ "${AG_IN_NETNS:-}" != 1 ]; then
-		AG_IN_NETNS=1 exec unshare --net -- "$0" "$@"
+		mkdir -p /run/airlock
+		AG_IN_NETNS=1 exec unshare --net --mount --propagation private -- "$0" "$@"
 	fi
+	mount -t tmpfs -o mode=0700 airlock-agents /run/airlock ||
+		ag_skip_all "cannot mount a private /run/airlock in the test's mount namespace"
 	ip link set lo up || ag_skip_all "cannot bring lo up in the test's namespace"
 	ip addr add "$AG_ADDR/32" dev lo || ag_skip_all "cannot put $AG_ADDR on lo"
 	links=$(ip -o link show | awk -F': ' '{print $2}' | tr '\n' ' ')
@@ -299,11 +304,14 @@ _ag_time()
 	WALL=$(echo "$_t0 $_t1" | awk '{printf "%.3f", $2 - $1}')
 }
 
-# ag_env: the environment a client gets bare (the scratch home, a plain PATH, no proxy).
+# ag_env CMD...: CMD with the environment a client (or airlock) gets: the scratch home, a plain
+# PATH, no proxy, plus AG_EXTRA_ENV (NAME=VALUE words: e.g. the API key airlock's agent profile
+# passes to the agent alone).
 ag_env()
 {
+	# shellcheck disable=SC2086 # AG_EXTRA_ENV is words
 	env -i HOME="$AG_HOME" USER=root LOGNAME=root PATH="$AG_PATH" LANG=C.UTF-8 TERM=dumb \
-		GIT_CONFIG_NOSYSTEM=1 "$@"
+		GIT_CONFIG_NOSYSTEM=1 ${AG_EXTRA_ENV:-} "$@"
 }
 
 # ag_run_bare NAME CMD...: CMD in AG_WS with the scratch home, its output in AG_OUT/NAME.out
@@ -358,7 +366,7 @@ ag_run_tui()
 	_t0=$(date +%s.%N)
 	tmux -L "$_sock" -f /dev/null new-session -d -s agent -x 160 -y 50 \
 		"cd '$AG_WS' && env -i HOME='$AG_HOME' USER=root LOGNAME=root PATH='$AG_PATH' \
-LANG=C.UTF-8 TERM=screen-256color GIT_CONFIG_NOSYSTEM=1 $_q; echo ag-run-exit=\$?; sleep 600" ||
+LANG=C.UTF-8 TERM=screen-256color GIT_CONFIG_NOSYSTEM=1 ${AG_EXTRA_ENV:-} $_q; echo ag-run-exit=\$?; sleep 600" ||
 		{ AG_TUI_SKIP="tmux new-session failed"; return 2; }
 	RC=124
 	_end=$(($(date +%s) + ${AG_TIMEOUT:-300}))
