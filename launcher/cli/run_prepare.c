@@ -278,7 +278,16 @@ static int amend_policy(struct policy *p, void *arg, struct policy_error *err)
 	struct run *r = arg;
 	if (profile_choose(r->o.profile, p, r->program, r->o.cmd, &r->profile, err) < 0)
 		return -1;
-	return profile_apply(&r->profile, p, err) < 0 ? -1 : 0;
+	if (profile_apply(&r->profile, p, err) < 0)
+		return -1;
+	/* no sandbox, no session copies: the shim refuses writes to runs-later paths (copies.h) */
+	const struct profile *pr = r->profile.profile;
+	if (r->o.no_sandbox &&
+	    copies_no_sandbox_rules(p, pr ? pr->copies : NULL, pr ? pr->ncopies : 0) < 0) {
+		snprintf(err->message, sizeof err->message, "out of memory");
+		return -1;
+	}
+	return 0;
 }
 
 /* True when path is dir or below it. */

@@ -15,6 +15,7 @@
 #include "core/grow.h"
 #include "launcher/log/audit.h"
 #include "launcher/sandbox/copies.h"
+#include "policy/policy.h"
 
 #define NELEM(a) (sizeof(a) / sizeof((a)[0]))
 
@@ -32,8 +33,10 @@ static const struct copy_spec builtin[] = {
 };
 
 /* .git's subdirectories bound straight through (read-write): data, not code. */
-static const char *const git_through[] = { "objects", "refs", "logs", "info", "lfs", "rr-cache",
+static const char *const git_through[] = { "objects", "refs", "logs", "lfs", "rr-cache",
 					   "branches" };
+/* .git's subdirectories copied and applied back file by file: data, small (exclude, sparse-checkout, attributes). */
+static const char *const git_applied[] = { "info" };
 /* .git's subdirectories bound read-only: other repositories' git dirs with their own hooks and config. */
 static const char *const git_readonly[] = { "modules", "worktrees" };
 /* .git's top-level files applied back when changed (besides [A-Z_]+ names: HEAD, ORIG_HEAD, ...). */
@@ -59,7 +62,8 @@ struct item {
 	char *host;  /* the real path */
 	char *label; /* workspace/REL, home/REL or root/ABS: its place under kept/ID/ */
 	char *work;  /* the working copy */
-	char *snap;  /* the launch snapshot */
+	char *snap;  /* the launch snapshot (a missing file: empty, as its placeholder) */
+	char *init;  /* a file missing at launch: what its copy started as ("{}" for JSON) */
 	bool existed;
 	bool ro_only;             /* bound read-only at itself: no copy */
 	bool through[NELEM(git_through)]; /* COPY_GIT_DIR: that subdirectory was bound through */
@@ -88,6 +92,7 @@ struct copies {
 	size_t nph, capph;
 	struct audit_log *log;
 	struct copies_result *res;
+	char *exclude_block; /* lines added to .git/info/exclude's copy: the placeholder files, or NULL */
 	char *msg;
 	size_t msglen;
 	FILE *msgf;
@@ -310,6 +315,18 @@ static int touch_file(const char *path)
 	return 0;
 }
 
+/* Creates path holding text (mode 0644).  0 or -errno. */
+static int write_text(const char *path, const char *text)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return -errno;
+	size_t n = strlen(text);
+	int r = write(fd, text, n) == (ssize_t)n ? 0 : -EIO;
+	close(fd);
+	return r;
+}
+
 /* Replaces dst by a copy of src through a temporary file and rename(2) (the host's, no mount on it now).  0 or -errno. */
 static int install(const char *src, const char *dst)
 {
@@ -435,6 +452,58 @@ static int spec_paths(const struct copies_config *cfg, const char *p, char **hos
 	return *host && *label ? 0 : -ENOMEM;
 }
 
+/*
+ * The placeholder files (.mcp.json, .envrc... missing at launch) would show
+ * as untracked in `git status` inside, and `git add -A` would commit them:
+ * the .git copy's info/exclude lists them; the block is taken out again
+ * before info/exclude is compared with its snapshot and applied back.
+ */
+static int exclude_add(struct copies *c, const struct item *it)
+{
+	const char *base[] = { it->work };
+	for (size_t i = 0; i < 1; i++) {
+		char *dir = joinf("%s/info", base[i]), *f = joinf("%s/info/exclude", base[i]);
+		FILE *out = NULL;
+		if (dir && f && (mkdir(dir, 0755) == 0 || errno == EEXIST))
+			out = fopen(f, "ae");
+		if (out) {
+			fputs(c->exclude_block, out);
+			if (fclose(out) != 0)
+				out = NULL;
+		}
+		free(dir);
+		free(f);
+		if (!out)
+			return -EIO;
+	}
+	return 0;
+}
+
+/* The exclude block of the workspace's file specs missing at launch (placeholders), or none. */
+static int exclude_block_make(struct copies *c, const struct copies_config *cfg)
+{
+	size_t total = NELEM(builtin) + cfg->nextra;
+	for (size_t i = 0; i < total; i++) {
+		const struct copy_spec *s = i < NELEM(builtin) ? &builtin[i] : &cfg->extra[i - NELEM(builtin)];
+		struct stat st;
+		if (s->dir || strncmp(s->path, "./", 2) != 0 || strchr(s->path + 2, '/'))
+			continue;
+		char *h = joinf("%s/%s", cfg->workspace, s->path + 2);
+		bool missing = h && lstat(h, &st) != 0;
+		free(h);
+		if (!missing)
+			continue;
+		char *n = joinf("%s/%s\n", c->exclude_block ? c->exclude_block
+				: "\n# airlock: this session's placeholders, not in your repository\n",
+				s->path + 2);
+		if (!n)
+			return -ENOMEM;
+		free(c->exclude_block);
+		c->exclude_block = n;
+	}
+	return 0;
+}
+
 static int git_prepare(struct copies *c, struct item *it)
 {
 	int r = 0;
@@ -473,6 +542,8 @@ static int git_prepare(struct copies *c, struct item *it)
 		free(s);
 	}
 	closedir(d);
+	if (!r && c->exclude_block)
+		r = exclude_add(c, it);
 	if (!r)
 		r = bind_add(c, it->work, it->host, false);
 	for (size_t k = 0; !r && k < NELEM(git_through); k++)
@@ -520,9 +591,18 @@ static int item_prepare(struct copies *c, struct item *it, char *err, size_t err
 			r = copy_tree(it->host, it->snap);
 		if (!r)
 			r = bind_add(c, it->work, it->host, false);
+	} else if (it->spec.dir) {
+		r = mkdir(it->work, 0755) == 0 ? 0 : -errno;
+		if (!r)
+			r = bind_add(c, it->work, it->host, false);
 	} else {
-		r = it->spec.dir ? (mkdir(it->work, 0755) == 0 ? 0 : -errno)
-				 : touch_file(it->work);
+		/* a JSON file starts as an empty object, which its programs read as "nothing yet" */
+		const char *text = it->spec.apply == COPY_JSON_KEYS ? "{}\n" : "";
+		r = write_text(it->init, text);
+		if (!r)
+			r = write_text(it->work, text);
+		if (!r)
+			r = touch_file(it->snap);
 		if (!r)
 			r = bind_add(c, it->work, it->host, false);
 	}
@@ -556,9 +636,10 @@ static int items_add(struct copies *c, const struct copies_config *cfg, char *er
 		}
 		it->work = joinf("%s/%zu/work", c->dir, c->nitems);
 		it->snap = joinf("%s/%zu/snap", c->dir, c->nitems);
+		it->init = joinf("%s/%zu/init", c->dir, c->nitems);
 		char *n = joinf("%s/%zu", c->dir, c->nitems);
 		c->nitems++;
-		if (!it->work || !it->snap || !n || mkdir(n, 0700) != 0) {
+		if (!it->work || !it->snap || !it->init || !n || mkdir(n, 0700) != 0) {
 			free(n);
 			return failf(err, errlen, -ENOMEM, "cannot make the session's copies in %s", c->dir);
 		}
@@ -591,7 +672,7 @@ int copies_prepare(const struct copies_config *cfg, struct copies **out, char *e
 	}
 	c->hidden[0] = c->hidden_store[0];
 	c->hidden[1] = c->hidden_store[1];
-	if ((r = items_add(c, cfg, err, errlen)) != 0) {
+	if ((r = exclude_block_make(c, cfg)) != 0 || (r = items_add(c, cfg, err, errlen)) != 0) {
 		copies_free(c);
 		return r;
 	}
@@ -700,13 +781,53 @@ static bool is_sample(const char *name)
 	return n > 7 && !strcmp(name + n - 7, ".sample");
 }
 
+/* What diff_tree() does with a change. */
+enum diff_mode {
+	DIFF_KEEP,    /* new, changed or deleted: kept aside (deleted: said, left on the host) */
+	DIFF_SAMPLES, /* as DIFF_KEEP, but a new *.sample file the host lacks is applied (never runs) */
+	DIFF_APPLY,   /* applied, unless the host's changed meanwhile: then kept aside */
+};
+
 /*
- * Compares the tree work with snap (its launch state) under rel: what is
- * new or changed is kept aside (samples: a new *.sample file the host lacks
- * is applied, it never runs), what was deleted is said and left on the host.
+ * info/exclude's copy less the placeholders' block copies_prepare() added,
+ * as a file in the session directory (malloc'ed path; unlink and free it),
+ * or NULL for any other file.
+ */
+static char *unblocked(struct copies *c, const char *rel, const char *w)
+{
+	char *text = NULL, *tmp = NULL, *at;
+	size_t len = 0;
+	FILE *f;
+	if (strcmp(rel, "info/exclude") != 0 || !c->exclude_block ||
+	    !(tmp = joinf("%s/exclude.tmp", c->dir)) || !(f = fopen(w, "re"))) {
+		free(tmp);
+		return NULL;
+	}
+	FILE *out = open_memstream(&text, &len);
+	char buf[4096];
+	size_t n;
+	while (out && (n = fread(buf, 1, sizeof buf, f)) > 0)
+		fwrite(buf, 1, n, out);
+	fclose(f);
+	if (out)
+		fclose(out);
+	if (text && (at = strstr(text, c->exclude_block)))
+		memmove(at, at + strlen(c->exclude_block), strlen(at + strlen(c->exclude_block)) + 1);
+	unlink(tmp);
+	if (!text || write_text(tmp, text) != 0) {
+		free(tmp);
+		tmp = NULL;
+	}
+	free(text);
+	return tmp;
+}
+
+/*
+ * Compares the tree work with snap (its launch state) under rel, host the
+ * real one, and does with each change what mode says.
  */
 static void diff_tree(struct copies *c, const struct item *it, const char *rel, const char *work,
-		      const char *snap, const char *host, bool samples)
+		      const char *snap, const char *host, enum diff_mode mode)
 {
 	DIR *d = opendir(work);
 	struct dirent *de;
@@ -717,17 +838,27 @@ static void diff_tree(struct copies *c, const struct item *it, const char *rel, 
 			continue;
 		char *w = joinf("%s/%s", work, n), *s = joinf("%s/%s", snap, n),
 		     *h = joinf("%s/%s", host, n), *r = rel[0] ? joinf("%s/%s", rel, n) : strdup(n);
+		char *u = w && r && mode == DIFF_APPLY ? unblocked(c, r, w) : NULL;
+		const char *wu = u ? u : w; /* what the host would get */
 		if (w && s && h && r) {
 			int kw = kind_of(w, &st), ks = kind_of(s, &st);
 			if (kw == 3 && (ks == 3 || ks == 0))
-				diff_tree(c, it, r, w, s, h, samples);
-			else if (same(w, s))
+				diff_tree(c, it, r, w, s, h, mode);
+			else if (same(wu, s))
 				;
-			else if (samples && ks == 0 && kw == 1 && is_sample(n) && kind_of(h, &st) == 0)
+			else if (mode == DIFF_SAMPLES && ks == 0 && kw == 1 && is_sample(n) &&
+				 kind_of(h, &st) == 0)
 				apply_note(c, it, r, w, h, "a new sample hook (never runs)");
+			else if (mode == DIFF_APPLY && kw == 1 && same(h, s))
+				apply_note(c, it, r, wu, h, "changed in the session; applied");
+			else if (mode == DIFF_APPLY)
+				keep_note(c, it, r, w, h, "changed in the session and on the host meanwhile");
 			else
 				keep_note(c, it, r, w, h, ks == 0 ? "made in the session" : "changed in the session");
 		}
+		if (u)
+			unlink(u);
+		free(u);
 		free(w);
 		free(s);
 		free(h);
@@ -740,11 +871,17 @@ static void diff_tree(struct copies *c, const struct item *it, const char *rel, 
 		const char *n = de->d_name;
 		if (!strcmp(n, ".") || !strcmp(n, ".."))
 			continue;
-		char *w = joinf("%s/%s", work, n), *h = joinf("%s/%s", host, n);
-		if (w && h && kind_of(w, &st) == 0)
-			note(c, AUDIT_KEPT_ASIDE, h, NULL, "deleted in the session; left on the host");
+		char *w = joinf("%s/%s", work, n), *h = joinf("%s/%s", host, n),
+		     *s = joinf("%s/%s", snap, n);
+		if (w && h && s && kind_of(w, &st) == 0) {
+			if (mode == DIFF_APPLY && kind_of(s, &st) == 1 && same(h, s) && unlink(h) == 0)
+				note(c, AUDIT_COPY_APPLIED, h, NULL, "deleted in the session; deleted");
+			else
+				note(c, AUDIT_KEPT_ASIDE, h, NULL, "deleted in the session; left on the host");
+		}
 		free(w);
 		free(h);
+		free(s);
 	}
 	if (d)
 		closedir(d);
@@ -1071,14 +1208,14 @@ static void json_reset(json_object *w, json_object *s, char **segs, size_t i, si
 /* A JSON file: applied unless it touches one of the spec's keys; then those keep their launch value and the file is kept aside. */
 static void json_finish(struct copies *c, const struct item *it)
 {
-	if (same(it->work, it->snap))
+	if (same(it->work, it->existed ? it->snap : it->init))
 		return;
 	if (!same(it->host, it->snap)) {
 		keep_note(c, it, NULL, it->work, it->host, "changed in the session and on the host meanwhile");
 		return;
 	}
 	json_object *w = json_object_from_file(it->work);
-	json_object *s = kind_of(it->snap, &(struct stat){ 0 }) ? json_object_from_file(it->snap) : NULL;
+	json_object *s = it->existed ? json_object_from_file(it->snap) : NULL;
 	if (!json_object_is_type(w, json_type_object)) {
 		json_object_put(w);
 		json_object_put(s);
@@ -1154,11 +1291,13 @@ static void git_entry(struct copies *c, const struct item *it, const char *n, un
 		goto out;
 	int kw = kind_of(w, &st);
 	if (kw == 3 && !strcmp(n, "hooks"))
-		diff_tree(c, it, "hooks", w, s, h, true);
+		diff_tree(c, it, "hooks", w, s, h, DIFF_SAMPLES);
+	else if (kw == 3 && name_index(n, git_applied, NELEM(git_applied)) >= 0)
+		diff_tree(c, it, n, w, s, h, DIFF_APPLY);
 	else if (kw == 3 && thr >= 0)
 		merge_new(c, it, n, w, h, copied);
 	else if (kw == 3)
-		diff_tree(c, it, n, w, s, h, false);
+		diff_tree(c, it, n, w, s, h, DIFF_KEEP);
 	else if (kw == 1 && !strcmp(n, "config"))
 		git_config_finish(c, it, n, w, s, h);
 	else if (same(w, s))
@@ -1218,7 +1357,7 @@ static void item_finish(struct copies *c, const struct item *it)
 	if (it->spec.apply == COPY_GIT_DIR) {
 		git_finish(c, it);
 	} else if (it->spec.dir) {
-		diff_tree(c, it, "", it->work, it->snap, it->host, false);
+		diff_tree(c, it, "", it->work, it->snap, it->host, DIFF_KEEP);
 	} else if (it->spec.apply == COPY_JSON_KEYS) {
 		json_finish(c, it);
 	} else if (it->spec.apply == COPY_GIT_CONFIG) {
@@ -1227,11 +1366,7 @@ static void item_finish(struct copies *c, const struct item *it)
 				  "changed in the session and on the host meanwhile");
 		else
 			git_config_finish(c, it, NULL, it->work, it->snap, it->host);
-	} else if (!same(it->work, it->snap)) {
-		/* an empty file where nothing was: the placeholder, never written */
-		struct stat st;
-		if (!it->existed && kind_of(it->work, &st) == 1 && st.st_size == 0)
-			return;
+	} else if (!same(it->work, it->existed ? it->snap : it->init)) {
 		keep_note(c, it, NULL, it->work, it->host,
 			  it->existed ? "changed in the session" : "made in the session");
 	}
@@ -1277,6 +1412,7 @@ void copies_free(struct copies *c)
 		free(c->items[i].label);
 		free(c->items[i].work);
 		free(c->items[i].snap);
+		free(c->items[i].init);
 	}
 	free(c->items);
 	for (size_t i = 0; i < c->nstrings; i++)
@@ -1289,6 +1425,64 @@ void copies_free(struct copies *c)
 	free(c->dir);
 	free(c->kept);
 	free(c->id);
+	free(c->exclude_block);
 	free(c->msg);
 	free(c);
+}
+
+/* ---- --no-sandbox ------------------------------------------------------------------ */
+
+/* Appends a deny rule for writes to pattern. */
+static int deny_write(struct policy *p, const char *pattern)
+{
+	struct policy_rule *rules = realloc(p->rules, (p->nrules + 1) * sizeof *rules);
+	if (!rules)
+		return -ENOMEM;
+	p->rules = rules;
+	struct policy_rule *r = &rules[p->nrules];
+	memset(r, 0, sizeof *r);
+	r->kind = POLICY_RULE_FILE;
+	r->list = POLICY_LIST_DENY;
+	r->match = POLICY_MATCH_GLOB;
+	r->actions = POLICY_FILE_WRITE;
+	r->path = strdup(pattern);
+	r->reason = strdup("runs later, outside the sandbox; --no-sandbox has no session copies, "
+			   "so writing it is refused (by the shim only)");
+	if (!r->path || !r->reason) {
+		free(r->path);
+		free(r->reason);
+		return -ENOMEM;
+	}
+	p->nrules++;
+	return 0;
+}
+
+static int spec_rules(struct policy *p, const struct copy_spec *s)
+{
+	static const char *const git[] = { "hooks", "hooks/**", "config", "config.worktree" };
+	char pat[PATH_MAX];
+	int r = 0;
+	if (s->apply == COPY_GIT_DIR) {
+		for (size_t i = 0; i < NELEM(git) && !r; i++) {
+			snprintf(pat, sizeof pat, "%s/%s", s->path, git[i]);
+			r = deny_write(p, pat);
+		}
+		return r;
+	}
+	r = deny_write(p, s->path);
+	if (!r && s->dir) {
+		snprintf(pat, sizeof pat, "%s/**", s->path);
+		r = deny_write(p, pat);
+	}
+	return r;
+}
+
+int copies_no_sandbox_rules(struct policy *p, const struct copy_spec *extra, size_t nextra)
+{
+	int r = 0;
+	for (size_t i = 0; i < NELEM(builtin) && !r; i++)
+		r = spec_rules(p, &builtin[i]);
+	for (size_t i = 0; i < nextra && !r; i++)
+		r = spec_rules(p, &extra[i]);
+	return r;
 }

@@ -141,6 +141,20 @@ void copies_finish(struct copies *c, struct audit_log *log, struct copies_result
 /* The text copies_finish() built for the user's terminal ("" when nothing was kept aside).  Valid until copies_free(). */
 const char *copies_message(const struct copies *c);
 
+struct policy;
+
+/*
+ * --no-sandbox: no mounts, so no copies.  The shim is the only layer left;
+ * this appends to p (before it is compiled) one deny rule for writes per
+ * runs-later path of the built-in list and of extra: a directory and
+ * everything below it, a file, .git's hooks/, config and config.worktree.
+ * Writing them then fails (EACCES) in dynamically linked programs, and
+ * legitimate writes (git config user.email) fail too: static programs and
+ * raw syscalls are not stopped (the log's session_start says --no-sandbox).
+ * Each rule's reason says so.  0 or -ENOMEM.
+ */
+int copies_no_sandbox_rules(struct policy *p, const struct copy_spec *extra, size_t nextra);
+
 /*
  * Removes the working copies and snapshots, and the placeholders still empty
  * (with or without copies_finish(): without it, nothing is applied).

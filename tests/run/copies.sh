@@ -129,10 +129,15 @@ copies_git_work()
 	copies_ws cw-git
 	arun --headless --policy "$(open_policy)" -- sh -c 'git config user.email agent@airlock.invalid &&
 		git checkout -q -b feature && echo change >>README.md && git commit -q -am "agent commit" &&
-		git branch -q --set-upstream-to=main feature && git status --short --branch | head -1'
-	check "$p: git config user.email, checkout -b, commit and --set-upstream-to work inside and reach the host"
+		git branch -q --set-upstream-to=main feature && echo "/scratch/" >>.git/info/exclude &&
+		git status --porcelain && git status --short --branch | head -1'
+	check "$p: git config user.email, checkout -b, commit, --set-upstream-to, info/exclude work inside and reach the host; no placeholder in git status"
 	expect_rc 0
 	expect_out_has "feature...main"
+	expect_out_lacks ".mcp.json"
+	expect_out_lacks ".envrc"
+	grep -qx "/scratch/" "$W/.git/info/exclude" || _fail "info/exclude did not reach the host"
+	grep -q "airlock" "$W/.git/info/exclude" && _fail "the placeholders' exclude lines reached the host"
 	[ "$(hostgit config user.email)" = agent@airlock.invalid ] || _fail "host user.email: $(hostgit config user.email)"
 	[ "$(hostgit symbolic-ref --short HEAD)" = feature ] || _fail "host HEAD: $(hostgit symbolic-ref HEAD)"
 	[ "$(hostgit log -1 --format=%s)" = "agent commit" ] || _fail "host's last commit: $(hostgit log -1 --format=%s)"
@@ -171,6 +176,7 @@ copies_host_changed()
 {
 	p=$RUN_USER
 	copies_ws cw-race
+	rm -f "$W/ready" "$W/go"
 	arun_bg "$T/race.out" --headless --policy "$(open_policy)" -- sh -c 'git config user.email inside@airlock.invalid &&
 		echo "ref: refs/heads/inside" >.git/HEAD && touch ready; i=0
 		while [ ! -e go ] && [ $i -lt 200 ]; do sleep 0.05; i=$((i + 1)); done'
@@ -196,6 +202,7 @@ copies_sigkill()
 {
 	p=$RUN_USER
 	copies_ws cw-kill
+	rm -f "$W/ready"
 	rm -rf "$W/.claude" "$W/.mcp.json"
 	sum0=$(cksum <"$W/.git/config")
 	arun_bg "$T/kill.out" --headless --policy "$(open_policy)" -- sh -c 'mkdir -p .claude &&
@@ -213,6 +220,27 @@ copies_sigkill()
 	if grep -rqs KILLED_PLANT "$W"; then
 		_fail "planted content on the host: $(grep -rls KILLED_PLANT "$W" | head -3)"
 	fi
+	done_check
+	copies_ws_end
+}
+
+# --no-sandbox: no copies; the shim refuses writes to runs-later paths, by rules the launcher adds.
+copies_no_sandbox()
+{
+	p=$RUN_USER
+	copies_ws cw-nosb
+	rm -f "$W/.envrc"
+	sum0=$(cksum <"$W/.git/config")
+	arun --no-sandbox --headless --policy "$(open_policy)" -- sh -c 'echo NOSB >.git/hooks/pre-commit;
+		git config core.pager NOSB; echo NOSB >.envrc; echo NOSB >notes.txt; echo done'
+	check "$p: --no-sandbox: writes to .git/hooks, .git/config and .envrc are refused by the shim (launcher rules), logged; others work"
+	expect_out_has done
+	[ ! -e "$W/.git/hooks/pre-commit" ] || _fail ".git/hooks/pre-commit was written"
+	[ ! -e "$W/.envrc" ] || _fail ".envrc was written"
+	[ "$(cksum <"$W/.git/config")" = "$sum0" ] || _fail "the host's .git/config changed"
+	expect_content "$W/notes.txt" NOSB
+	expect_log source=shim file="$W/.git/hooks/pre-commit" action=write decision=deny reason~"--no-sandbox"
+	expect_log source=shim file="$W/.envrc" action=write decision=deny
 	done_check
 	copies_ws_end
 }
@@ -237,4 +265,5 @@ case_copies()
 	copies_git_init
 	copies_host_changed
 	copies_sigkill
+	copies_no_sandbox
 }
