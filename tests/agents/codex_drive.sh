@@ -7,6 +7,15 @@
 # tool command (that is what airlock must stop), so only the airlock run counts it a canary.
 CODEX_KEY=sk-proj-mock-CODEX_KEY_CANARY_5d2e8f
 
+# Codex's background traffic, off: the plugin catalogue (git ls-remote of github.com/openai/plugins,
+# api.github.com), apps, analytics (ab.chatgpt.com) and feedback.  In the test's namespace it all
+# fails, but not alike: bare, by DNS timeouts (the resolver's 2.5 s polls, seconds per session);
+# under airlock, by the proxy's immediate refusals.  The bench turns it off on both sides (it sets
+# CODEX_QUIET_BG=1 before sourcing this file) so that the ratio compares the session; the test
+# leaves Codex as users run it.
+CODEX_QUIET="--disable|plugins|--disable|remote_plugin|--disable|apps|\
+-c|analytics.enabled=false|-c|feedback.enabled=false"
+
 # How the test drives Codex: `codex exec` (one prompt, no questions), the mock as its model
 # provider (Responses API, the only one Codex 0.171 speaks), a model Codex knows (gpt-5.5: its
 # metadata gives the apply_patch tool; an unknown name gets fallback metadata without it), its
@@ -19,7 +28,7 @@ CODEX_ARGS="exec|--json|--skip-git-repo-check|--dangerously-bypass-approvals-and
 -c|model_providers.mock.wire_api=responses|\
 -c|model_providers.mock.env_key=OPENAI_API_KEY|\
 -c|model_provider=mock|-c|model=gpt-5.5|\
-Fix the failing tests and commit."
+${CODEX_QUIET_BG:+$CODEX_QUIET|}Fix the failing tests and commit."
 CODEX_ENV="OPENAI_API_KEY=$CODEX_KEY"
 
 # codex_bare NAME: Codex without airlock.

@@ -20,7 +20,8 @@ Steps name tools abstractly, mapped to what the request declares:
   "tool": "shell", "input": {"command": TEXT [, "workdir": DIR]}  -> exec_command {"cmd"}
       (or shell_command {"command"}, or shell {"command": ["bash", "-lc", TEXT]})
   "tool": "apply_patch", "input": {"patch": TEXT}  -> apply_patch (a freeform custom tool:
-      the patch is its input; a function tool: {"input": TEXT})
+      the patch is its input; a function tool: {"input": TEXT}); other keys (e.g. "file_path",
+      which judge.py shows) are not sent
   any other "tool": a function_call of that name with "input" as its arguments.
 A step's result is the tool output's text; is_error is true when it reports a nonzero exit
 code ("Process exited with code N", "Exit code: N").  The report adds, per step, "sent_as" (the
