@@ -7,7 +7,10 @@
 # script uses, its events on stdout.
 CLAUDE_ARGS="-p|Fix the failing tests and commit.|--permission-mode|bypassPermissions|--tools|Bash,Read,Edit,Write,Glob,Grep|--output-format|stream-json|--verbose"
 # The variables Claude Code needs: the mock's address and a key; no telemetry, no updates.
-CLAUDE_ENV="ANTHROPIC_BASE_URL=http://$AG_ADDR:$PORT ANTHROPIC_API_KEY=$AG_API_KEY IS_SANDBOX=1 \
+# Under airlock the key is in airlock's own environment, not an --env: airlock's claude profile
+# passes it to Claude Code alone (and scrubs it from the programs it runs); the rest by --env.
+CLAUDE_KEY="ANTHROPIC_API_KEY=$AG_API_KEY"
+CLAUDE_ENV="ANTHROPIC_BASE_URL=http://$AG_ADDR:$PORT IS_SANDBOX=1 \
 CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1 DISABLE_AUTOUPDATER=1"
 
 # claude_bare NAME: Claude Code without airlock.
@@ -20,7 +23,7 @@ claude_bare()
 	set -- $CLAUDE_ARGS
 	IFS=$_oifs
 	# shellcheck disable=SC2086
-	ag_run_bare "$_cn" env $CLAUDE_ENV "$AG_CLIENT" "$@"
+	ag_run_bare "$_cn" env $CLAUDE_KEY $CLAUDE_ENV "$AG_CLIENT" "$@"
 }
 
 # claude_airlock NAME: Claude Code under airlock run --headless, its variables passed with --env.
@@ -36,7 +39,7 @@ claude_airlock()
 	# shellcheck disable=SC2086
 	set -- ${_envs#|} "--" "$AG_CLIENT" $CLAUDE_ARGS
 	IFS=$_oifs
-	ag_run_airlock "$_cn" "$@"
+	AG_EXTRA_ENV=$CLAUDE_KEY ag_run_airlock "$_cn" "$@"
 }
 
 # claude_tui NAME: Claude Code under airlock run with its TUI in tmux (ag_run_tui), every ask
@@ -53,5 +56,5 @@ claude_tui()
 	# shellcheck disable=SC2086
 	set -- ${_envs#|} "--" "$AG_CLIENT" $CLAUDE_ARGS
 	IFS=$_oifs
-	ag_run_tui "$_cn" "$@"
+	AG_EXTRA_ENV=$CLAUDE_KEY ag_run_tui "$_cn" "$@"
 }
