@@ -430,21 +430,34 @@ static struct policy_verdict decide_command(const struct policy_image *img, cons
 	return verdict(img, &b, POLICY_ACTION_EXEC);
 }
 
+/* A program's name: the whole of it, and its basename (after the last '/'). */
+struct prog_name {
+	const char *prog, *base;
+	size_t prog_len, base_len;
+};
+
+static struct prog_name prog_name(const char *program)
+{
+	struct prog_name p = { .prog = program, .prog_len = strlen(program) };
+	const char *slash = memrchr(program, '/', p.prog_len);
+	p.base = slash ? slash + 1 : program;
+	p.base_len = p.prog_len - (size_t)(p.base - program);
+	return p;
+}
+
 /*
  * The command as given, and, when the program is a CLI policy/cli.c knows,
  * in its normal form (n non-NULL): global options removed, or the module
- * `-m` names as the program.  The stricter verdict of the two.
+ * `-m` names as the program.  The stricter verdict of the two; *normal_form
+ * says whether it is the normal form's.
  */
-static struct policy_verdict decide_forms(const struct policy_image *img, const char *program,
-					  const char *args, size_t args_len,
-					  const struct cli_norm *n, bool *normal_form)
+static struct policy_verdict decide_forms(const struct policy_image *img,
+					  const struct prog_name *p, const char *args,
+					  size_t args_len, const struct cli_norm *n,
+					  bool *normal_form)
 {
-	size_t prog_len = strlen(program);
-	const char *slash = strrchr(program, '/');
-	const char *base = slash ? slash + 1 : program;
-	size_t base_len = prog_len - (size_t)(base - program);
-	struct policy_verdict v =
-		decide_command(img, program, prog_len, base, base_len, args, args_len, true);
+	struct policy_verdict v = decide_command(img, p->prog, p->prog_len, p->base, p->base_len,
+						 args, args_len, true);
 	*normal_form = false;
 	if (!n)
 		return v;
@@ -454,20 +467,11 @@ static struct policy_verdict decide_forms(const struct policy_image *img, const 
 		w = decide_command(img, n->program, n->program_len, n->program, n->program_len,
 				   args + off, args_len - off, false);
 	else
-		w = decide_command(img, program, prog_len, base, base_len, args + off,
+		w = decide_command(img, p->prog, p->prog_len, p->base, p->base_len, args + off,
 				   args_len - off, false);
 	struct policy_verdict s = policy_verdict_stricter(v, w);
 	*normal_form = s.decision != v.decision || s.rule != v.rule;
 	return s;
-}
-
-/* The basename of program, for cli_normalize*(). */
-static const char *basename_of(const char *program, size_t *len)
-{
-	const char *slash = strrchr(program, '/');
-	const char *base = slash ? slash + 1 : program;
-	*len = strlen(base);
-	return base;
 }
 
 struct policy_verdict policy_decide_exec_joined(const struct policy_image *img, const char *program,
@@ -478,10 +482,9 @@ struct policy_verdict policy_decide_exec_joined(const struct policy_image *img, 
 	if (!args)
 		args = "", args_len = 0;
 	struct cli_norm n;
-	size_t base_len;
-	const char *base = basename_of(program, &base_len);
-	bool norm = cli_normalize_joined(base, base_len, args, args_len, &n), normal_form;
-	return decide_forms(img, program, args, args_len, norm ? &n : NULL, &normal_form);
+	struct prog_name p = prog_name(program);
+	bool norm = cli_normalize_joined(p.base, p.base_len, args, args_len, &n), normal_form;
+	return decide_forms(img, &p, args, args_len, norm ? &n : NULL, &normal_form);
 }
 
 struct policy_verdict policy_decide_exec(const struct policy_image *img, const char *program,
@@ -518,10 +521,9 @@ struct policy_verdict policy_decide_exec_form(const struct policy_image *img, co
 	}
 	/* the real argv, not the joined text, says where the words are */
 	struct cli_norm cn;
-	size_t base_len;
-	const char *base = basename_of(program, &base_len);
-	bool norm = cli_normalize(base, base_len, argv, &cn);
-	struct policy_verdict v = decide_forms(img, program, buf, n, norm ? &cn : NULL,
+	struct prog_name p = prog_name(program);
+	bool norm = cli_normalize(p.base, p.base_len, argv, &cn);
+	struct policy_verdict v = decide_forms(img, &p, buf, n, norm ? &cn : NULL,
 					       normal_form ? normal_form : &unused);
 	if (buf != stack)
 		munmap(buf, total);
