@@ -9,6 +9,9 @@ never stops the session:
 
     ok: ...         the action happened
     refused: ERRNO  the call failed with EACCES/EPERM/ECONNREFUSED (a policy said no)
+    refused: exit N the program ran, and what it tried was refused: it said
+                    "Permission denied" (a file outside the workspace, say) or
+                    the proxy answered 403 (an unknown host)
     masked: ...     the file opened but was empty: the kernel layer hid it
     failed: ...     the action ran and failed for another reason
 
@@ -30,6 +33,7 @@ Options:
 import ctypes
 import errno
 import os
+import re
 import shutil
 import socket
 import subprocess
@@ -37,6 +41,9 @@ import sys
 
 TIMEOUT = 120  # seconds; longer than the default policy's ask_timeout
 REFUSALS = (errno.EACCES, errno.EPERM, errno.ECONNREFUSED)
+# What a program that ran prints when what it tried was refused: a file call's EACCES / EPERM, or
+# airlock's proxy answering an HTTPS CONNECT to a host the policy did not allow.
+REFUSED_TEXT = re.compile(r"Permission denied|Operation not permitted|CONNECT tunnel failed, response 403")
 
 
 def errname(e):
@@ -76,6 +83,8 @@ def run(argv, **kw):
         else:
             tail = (p.stdout.strip().splitlines() or [tail])[0].strip()[:70]
         return "ok" + (f": {tail}" if tail else "")
+    if REFUSED_TEXT.search(p.stderr):
+        return f"refused: exit {p.returncode}" + (f": {tail}" if tail else "")
     return f"failed: exit {p.returncode}" + (f": {tail}" if tail else "")
 
 

@@ -4,7 +4,8 @@
 # denied and asked, from the agent's side and from the audit log.
 # Usage: scripts/demo.sh BUILD/airlock
 # Exit status: 0 when the run went as expected (the tests ran and the commit landed; the secret
-# reads, the rm outside the workspace, the push, pip and curl were refused), 1 otherwise.
+# reads, the deletions outside the workspace, the push and curl's unknown host were refused; pip
+# ran, contained), 1 otherwise.
 # shellcheck disable=SC2016,SC2317 # single-quoted $(PYTHON) and `…` are make's and Markdown's; helpers run through check "$@"
 set -eu
 
@@ -246,7 +247,8 @@ logged() {
 		log, decision, test = sys.argv[1:]
 		for line in open(log):
 		    e = json.loads(line)
-		    text = " ".join([e.get("command", ""), *e.get("args", []), e.get("file", ""), e.get("action", "")])
+		    text = " ".join([e.get("command", ""), *e.get("args", []), e.get("file", ""), e.get("action", ""),
+		                     e.get("network_dst", "")])
 		    if e.get("decision") == decision and all(w in text for w in test.split()):
 		        sys.exit(0)
 		sys.exit(1)
@@ -262,13 +264,18 @@ check "reading .env was refused (shim)" is env refused
 check "reading .env past the shim (raw syscall) was stopped by the kernel layer" is env-raw masked refused skipped
 check "the log has .env's read denied" logged deny ".env read"
 check "reading ~/.ssh/id_rsa was refused" is ssh-key refused masked
-check "rm -rf outside the workspace was refused" is rm refused
-check "the log has rm -rf denied" logged deny "rm -rf $TMP/outside"
+# rm itself runs (deleting in the workspace is contained); each deletion outside is a write the
+# policy's default denies
+check "rm -rf outside the workspace was refused (rm ran, its deletions were denied)" is rm refused
+check "the log has the deletion outside denied" logged deny "$TMP/outside/keep.txt write"
 check "the directory outside the workspace is intact" test -f "$TMP/outside/keep.txt"
 check "git push was refused" is push refused
 check "the remote did not move" test "$(git -C "$TMP/remote.git" rev-parse main)" = "$INITIAL"
-check "pip install was refused" is pip refused
-check "curl was refused (no packet left: the proxy refused the unknown host)" is curl refused
+# installing runs: its setup code is inside the sandbox, and only the package index is reachable
+check "pip install was allowed to run (contained; the network rules decide where it connects)" \
+	logged allow "install requests"
+check "curl ran, and the proxy refused the unknown host (asked, refused by --headless)" is curl refused
+check "the log has the connection to the unknown host denied" logged deny "unknown.example:443"
 check "the socket connect did not get out" is connect refused failed
 check "the secret in .env is unchanged" grep -qx 'API_KEY=sk-demo-not-a-real-secret' "$WS/.env"
 check "airlock suggest wrote a valid policy from the log" "$AIRLOCK" check --policy "$TMP/suggested.yaml"

@@ -133,39 +133,56 @@ echo "hello" >README.md
 ln -s .env envlink
 ln -s "$HOME/.ssh/new_key" dangling
 
-line=$(grep -n 'args: "-rf /\*"' .airlock/policy.yaml | head -n 1 | cut -d: -f1)
-rmline=$((line - 1))
-decide deny -r ".airlock/policy.yaml:$rmline deny command \"rm\" args \"-rf /*\"" exec rm -rf /
-has "the rm rule's reason is printed" out "  reason: Recursive forced deletion"
-decide deny -r 'deny command "rm"' exec rm -rf "$HOME"
-decide allow -r 'allow command "ls"' exec ls -la
+line=$(grep -n "reason: Deleting the root directory is never intended" .airlock/policy.yaml | sed -n 2p | cut -d: -f1)
+rmline=$((line - 3))
+decide deny -r ".airlock/policy.yaml:$rmline deny command \"rm\"" exec rm -rf /
+has "the rm rule's reason is printed" out "  reason: Deleting the root directory is never intended"
+decide deny -r 'deny command "rm"' exec rm -rf /home/someone
+decide deny -r 'deny command "rm"' exec rm -rf /bin /boot /etc
+# rm inside the workspace is contained: it runs; each deletion outside is a write, denied by default
+decide allow -r "default (exec)" exec rm -rf "$TMP/ws/build"
+decide allow exec rm -rf build dist
+decide ask -r 'ask command "rm"' exec rm -rf .git
+decide ask exec rm -rf .
+decide allow -r "default (exec)" exec ls -la
 decide allow exec cat README.md
 decide allow exec grep -rn TODO .
 decide allow exec /bin/ls
 decide allow exec python3 -c "print(1)"
 decide allow exec make test
-decide allow -r 'allow command "git" args "status" match prefix' exec git status
+decide allow -r "default (exec)" exec git status
 decide allow exec git diff HEAD~1
 decide allow exec git log --oneline
 decide allow exec git commit -m "a message"
 decide deny -r 'deny command "sudo"' exec sudo ls
 decide deny exec su -
 decide ask -r 'ask command "git" args "push" match prefix' exec git push origin main
-decide deny -r 'match regex' exec git push --force origin main
-decide deny exec git push -f
+decide ask -r 'match regex' exec git push --force origin main
+has "the force-push rule's reason is printed" out "  reason: Force-pushing rewrites history"
+decide ask exec git push -f
 decide ask exec git remote add evil https://evil.example/x.git
-decide ask -r 'ask command "pip" args "install"' exec pip install requests
-decide ask exec python3 -m pip install requests
-decide ask exec npm install left-pad
+decide ask exec git reset --hard HEAD~1
+decide ask exec git clean -fdx
+decide ask exec git checkout -- .
+decide ask exec git stash drop
+decide allow exec git stash
+decide allow exec git checkout -- src/a.py
+decide ask exec npm publish
+decide ask exec twine upload dist/x.tar.gz
+# installing, downloading, running programs: contained (the network rules decide connections)
+decide allow exec pip install requests
+decide allow exec python3 -m pip install requests
+decide allow exec npm install left-pad
 decide allow exec npm run build
-decide ask exec curl https://unknown.example
-decide ask -r 'ask command "env"' exec env FOO=1 ls
-decide ask exec find . -name x -delete
-decide deny exec chmod 777 src
+decide allow exec curl https://unknown.example
+decide allow exec env FOO=1 ls
+decide allow exec find . -name x -delete
+decide allow exec chmod +x src
 decide deny exec mkfs.ext4 /dev/sdz
 decide deny exec dd if=/dev/zero of=/dev/sda
-decide ask -r "default (exec)" exec airlock-no-such-program --flag
-has "a default decision explains itself" out "reason: no rule matches; the policy's default for exec is ask"
+decide deny -r 'deny command "crontab"' exec crontab -l
+decide allow -r "default (exec)" exec airlock-no-such-program --flag
+has "a default decision explains itself" out "reason: no rule matches; the policy's default for exec is allow"
 
 decide deny -r 'deny file ".env" action read' open .env
 has "open prints the canonical path" out "deny  read $TMP/ws/.env"
@@ -180,14 +197,15 @@ decide deny -r 'deny file "~/.ssh"' open dangling --write
 decide allow open README.md
 decide allow -r 'allow file "./**" action write' open ./src/x --write
 decide allow open /tmp/airlock-cli-scratch --write
-decide ask -r "default (write)" open /etc/airlock-cli-test --write
+decide deny -r "default (write)" open /etc/airlock-cli-test --write
 decide deny -r 'deny file "~/.bashrc" action write' open "$HOME/.bashrc" --write
-decide deny open .git/hooks/pre-commit --write
-decide deny open .git/config --write
+# .git/hooks and .git/config are session copies at the kernel layer, not the policy's business
+decide allow open .git/hooks/pre-commit --write
+decide allow open .git/config --write
 decide deny open .airlock/policy.yaml --write
 decide allow open .airlock/policy.yaml
-decide ask -r "default (exec)" open README.md --exec
-has "open --exec is shown as execute" out "ask   execute $TMP/ws/README.md"
+decide allow -r "default (exec)" open README.md --exec
+has "open --exec is shown as execute" out "allow execute $TMP/ws/README.md"
 
 decide allow -r 'allow network "api.anthropic.com:443"' connect api.anthropic.com:443
 decide allow connect API.Anthropic.COM.:443
@@ -329,7 +347,7 @@ mkdir -p "$TMP/lookup" "$HOME/.config/airlock" "$TMP/xdg/airlock"
 cd "$TMP/lookup" || exit 1
 expect "no policy file: the built-in default is used" 0 check
 has_re "it is named <default>" out '^<default>: ok, [0-9]+ rules$'
-decide ask -r "default (exec)" exec airlock-lookup-probe
+decide allow -r "default (exec)" exec airlock-lookup-probe
 printf 'version: 1\nallow:\n  - command: airlock-lookup-probe\n' >"$HOME/.config/airlock/policy.yaml"
 decide allow -r "$HOME/.config/airlock/policy.yaml:3 allow" exec airlock-lookup-probe
 printf 'version: 1\nask:\n  - command: airlock-lookup-probe\n' >"$TMP/xdg/airlock/policy.yaml"

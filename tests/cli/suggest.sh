@@ -442,7 +442,7 @@ expect "no rule allows git with any arguments: an unseen subcommand asks" 3 chec
 expect "git status with other arguments is allowed (the stable prefix)" 0 check --policy "$P" exec /usr/bin/git status
 expect "git push is denied" 4 check --policy "$P" exec /usr/bin/git push origin main
 expect "another git push is not allowed (the default asks)" 3 check --policy "$P" exec /usr/bin/git push other
-expect "a force push is denied by the built-in default's carried-over rule" 4 check --policy "$P" exec /usr/bin/git push --force
+expect "a force push is not allowed either (the built-in default asks; its ask rules are not carried over)" 3 check --policy "$P" exec /usr/bin/git push --force
 has_file "a host's ports become one rule for the host" "$P" 'destination: "example.com" }'
 expect "the host rule covers another port" 0 check --policy "$P" connect example.com:8443
 has_file "a host with a denied port keeps per-port rules" "$P" 'destination: "example.org:443" }'
@@ -479,7 +479,8 @@ expect "the rest of that program is still allowed" 0 check --policy "$TMP/confli
 C="$TMP/carry"
 mkdir -p "$C/.airlock"
 printf '%s\n' 'version: 1' 'default: allow' 'deny:' '  - command: curl' '    reason: no downloads here' \
-	'  - file: { path: ./vault, action: read }' '  - command: sudo' >"$C/.airlock/policy.yaml"
+	'  - file: { path: ./vault, action: read }' '  - command: sudo' \
+	'  - command: rm' '    args: "-rf /*"' >"$C/.airlock/policy.yaml"
 {
 	start $S "$C" .airlock/policy.yaml
 	ev $S "\"command\":\"/bin/rm\",\"args\":[\"-rf\",\"/tmp/build\"],\"decision\":\"allow\",\"decided_by\":\"human\""
@@ -496,20 +497,23 @@ expect "a deny rule of the session's policy still denies a file" 4 check --polic
 n_sudo=$(grep -c '^  - command: "sudo"' "$P")
 if [ "$n_sudo" = 1 ]; then pass "a rule in both policies is carried over once"; else fail "a rule in both policies is carried over once" "$(cat "$P")"; fi
 has_file "a carried-over rule that would deny what a human allowed is left out, in a comment" "$P" \
-	'# left out (<default>:'
+	"# left out ($C/.airlock/policy.yaml:"
 has_file "the comment names what the log allowed" "$P" 'it would deny exec /bin/rm -rf /tmp/build, which the log recorded as allowed'
 lacks_file "the left-out rule is not in the policy" "$P" '    args: "-rf /*"'
 run suggest "$TMP/carry.jsonl"
 has "the left-out rule is named on stderr" err 'this deny rule is not carried over: it would deny exec /bin/rm -rf /tmp/build, which the log recorded as allowed'
-has_file "a read an explicit rule allowed, the .env.* rule would deny: left out" "$P" '# left out (<default>:110): file: { path: ".env.*", action: [read, write] }'
+envline=$(grep -n 'path: ".env.\*"' "$ROOT/policy/default_policy.yaml" | head -n 1 | cut -d: -f1)
+has_file "a read an explicit rule allowed, the .env.* rule would deny: left out" "$P" "# left out (<default>:$envline): file: { path: \".env.*\", action: [read, write] }"
 expect "the other carried-over rm rules still deny" 4 check --policy "$P" --workspace "$C" exec rm -fr /usr
 expect ".env stays denied" 4 check --policy "$P" --workspace "$C" open --read "$C/.env"
 # a human's yes to one action is not a yes to all a left-out rule denied: its approved actions keep exact
 # allow rules, no other allow rule covers what it denied, and narrower deny rules keep the rest denied
 R="$TMP/yes"
-mkdir -p "$R"
+mkdir -p "$R/.airlock"
+printf '%s\n' 'version: 1' 'default: allow' 'deny:' '  - command: rm' '    args: "-rf /*"' \
+	'    reason: no recursive deletes of absolute paths' >"$R/.airlock/policy.yaml"
 {
-	start $S "$R"
+	start $S "$R" .airlock/policy.yaml
 	ev $S "\"command\":\"/bin/rm\",\"args\":[\"-rf\",\"/tmp/x\"],\"decision\":\"allow\",\"decided_by\":\"human\""
 	ev $S "\"command\":\"/bin/rm\",\"args\":[\"notes.txt\"],\"decision\":\"allow\",\"decided_by\":\"policy\""
 	ev $S "\"command\":\"/bin/rm\",\"args\":[\"-rf\",\"build\"],\"decision\":\"allow\",\"decided_by\":\"policy\""
@@ -562,7 +566,7 @@ mkdir -p "$K"
 	ev $S "\"file\":\"$K/.env\",\"action\":\"read\",\"decision\":\"allow\",\"decided_by\":\"policy\""
 	ev $S "\"file\":\"$K/.env\",\"action\":\"write\",\"decision\":\"allow\",\"decided_by\":\"policy\""
 	ev $S "\"file\":\"$K/.env\",\"action\":\"read\",\"decision\":\"allow\",\"decided_by\":\"policy\""
-	ev $S "\"command\":\"/bin/rm\",\"args\":[\"-rf\",\"/tmp/scratch\"],\"decision\":\"allow\",\"decided_by\":\"default\""
+	ev $S "\"command\":\"/bin/rm\",\"args\":[\"-rf\",\"/home/someone\"],\"decision\":\"allow\",\"decided_by\":\"default\""
 	ev $S "\"file\":\"$K/notes\",\"action\":\"write\",\"decision\":\"allow\",\"decided_by\":\"policy\""
 	ev $S "\"file\":\"$HOME/.ssh/known_hosts\",\"action\":\"read\",\"decision\":\"allow\",\"decided_by\":\"policy\",\"rule\":\"$K/learn.yaml:4\""
 	ev $S "\"file\":\"$K/.env.local\",\"action\":\"read\",\"decision\":\"allow\",\"decided_by\":\"human\""
@@ -572,7 +576,7 @@ P="$TMP/lrn.suggested.yaml"
 E="$TMP/lrn.suggest.err"
 expect "learning run: .env read only by the default stays denied" 4 check --policy "$P" --workspace "$K" open --read "$K/.env"
 expect "learning run: .env written only by the default stays denied" 4 check --policy "$P" --workspace "$K" open --write "$K/.env"
-expect "learning run: rm -rf /tmp/scratch by --default-allow stays denied" 4 check --policy "$P" --workspace "$K" exec /bin/rm -rf /tmp/scratch
+expect "learning run: rm -rf /home/someone by --default-allow stays denied" 4 check --policy "$P" --workspace "$K" exec /bin/rm -rf /home/someone
 expect "learning run: rm -rf / stays denied" 4 check --policy "$P" --workspace "$K" exec rm -rf /
 expect "learning run: an ordinary write is allowed" 0 check --policy "$P" --workspace "$K" open --write "$K/notes"
 expect "learning run: a read an explicit rule allowed leaves ~/.ssh out" 0 check --policy "$P" --workspace "$K" open --read "$HOME/.ssh/known_hosts"
@@ -586,7 +590,7 @@ has_file "learning run: stderr names the kept .env rule" "$E" \
 	"this deny rule is kept: it denies read $K/.env, which the log recorded as allowed only by its policy's default ($TMP/lrn.jsonl:2, and more), not by a person or a rule"
 has_file "learning run: the self-check lists what it kept denied" "$E" "lrn.jsonl:2: kept denied: read $K/.env,"
 has_file "learning run: ... the --default-allow one too" "$E" \
-	"lrn.jsonl:5: kept denied: exec /bin/rm -rf /tmp/scratch, which the log recorded as allowed only by --default-allow;"
+	"lrn.jsonl:5: kept denied: exec /bin/rm -rf /home/someone, which the log recorded as allowed only by --default-allow;"
 has_file "learning run: ... and counts them apart" "$E" "3 actions kept denied (above)"
 lacks_file "learning run: kept denied is no mismatch" "$E" "otherwise than the log"
 run suggest "$TMP/lrn.jsonl" -o "$TMP/lrn-o.yaml"

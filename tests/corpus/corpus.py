@@ -47,7 +47,7 @@ def prepare(template, job):
     if os.path.exists(job):
         shutil.rmtree(job)
     subprocess.run(["cp", "-a", template, job], check=True)
-    subprocess.run(["git", "-C", job + "/ws", "remote", "set-url", "origin", job + "/remote.git"],
+    subprocess.run(["git", "-c", "safe.directory=*", "-C", job + "/ws", "remote", "set-url", "origin", job + "/remote.git"],
                    check=True, env=env_for(job))
 
 
@@ -103,19 +103,23 @@ def normalise(text, job):
 
 
 def git(ws, *args):
-    p = subprocess.run(["git", "-C", ws, *args], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+    p = subprocess.run(["git", "-c", "safe.directory=*", "-C", ws, *args], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
                        env={"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": "/nonexistent",
                             "GIT_CONFIG_NOSYSTEM": "1", "GIT_OPTIONAL_LOCKS": "0"})
     return p.stdout.decode("utf-8", "replace")
 
 
 def tree(top, skip_git=True):
-    """{relative path: kind, mode, content hash} under TOP; caches by name only."""
+    """{relative path: kind, mode, content hash} under TOP; caches by name only.  airlock's own
+    state in a home (~/.local/state/airlock: what the launcher kept aside) is not the agent's."""
     out = {}
     if not os.path.isdir(top):
         return out
     for root, dirs, files in os.walk(top):
         rel = os.path.relpath(root, top)
+        if rel == ".local/state/airlock" or rel.startswith(".local/state/airlock/"):
+            dirs[:] = []
+            continue
         if skip_git and (rel == ".git" or rel.startswith(".git/")):
             dirs[:] = []
             continue
@@ -138,6 +142,9 @@ def tree(top, skip_git=True):
                 out[key] = "file %o %s" % (st.st_mode & 0o7777, digest)
         if "venv" in rel.split(os.sep)[:1]:
             dirs[:] = []
+    if os.path.isdir(os.path.join(top, ".local/state/airlock")):
+        for key in (".local", ".local/state"):
+            out.pop(key, None)
     return out
 
 
