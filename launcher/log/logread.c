@@ -601,9 +601,17 @@ void logread_put_what(FILE *f, json_object *ev)
 		if (json_object_object_get_ex(ev, "truncated", &args) && json_object_get_boolean(args))
 			fputs(" ...(truncated)", f);
 	} else if ((s = logread_str(ev, "file"))) {
-		logread_put_text(f, logread_str(ev, "action") ? logread_str(ev, "action") : "open");
+		/* a launcher event on a file (copy_applied, kept_aside) says its kind */
+		const char *what = logread_str(ev, "action")  ? logread_str(ev, "action")
+				   : logread_str(ev, "event") ? logread_str(ev, "event")
+							      : "open";
+		logread_put_text(f, what);
 		fputc(' ', f);
 		logread_put_word(f, s);
+		if ((s = logread_str(ev, "kept"))) {
+			fputs(" -> ", f);
+			logread_put_word(f, s);
+		}
 	} else if ((s = logread_str(ev, "network_dst"))) {
 		fputs("connect ", f);
 		logread_put_text(f, s);
