@@ -307,6 +307,78 @@ static void test_normalize_long(void **state)
 	free(argv);
 }
 
+/*
+ * Random commands made of each program's own options (all their forms),
+ * values, "--", "-", "+x", "true" and subcommands: the argv and joined
+ * normalizers agree, the offset is where argv[start] sits, and a kept
+ * first argument is no option (but python's -c, which keeps its word).
+ */
+static void test_normalize_random(void **state)
+{
+	(void)state;
+	static const char *const extra[] = { "--", "-", "+nightly", "true", "false", "x=y", "-Z",
+					     "--frob", "-m", "pip", "status", "install", "" };
+	enum { NE = sizeof extra / sizeof extra[0], ROUNDS = 3000 };
+	unsigned seed = 12345;
+	char pool[MAXW][64];
+	size_t normalized = 0, modules = 0;
+	for (size_t i = 0; i < cli_nprograms; i++) {
+		const struct cli_program *p = &cli_programs[i];
+		for (int r = 0; r < ROUNDS; r++) {
+			const char *argv[MAXW + 1] = { p->names[0] };
+			size_t argc = 1 + (size_t)(rand_r(&seed) % (MAXW - 1));
+			for (size_t k = 1; k < argc; k++) {
+				unsigned pick = (unsigned)rand_r(&seed);
+				if (p->noptions && pick % 3) {
+					const struct cli_option *o = &p->options[pick / 3 % p->noptions];
+					switch (pick / 7 % 3) {
+					case 0:
+						snprintf(pool[k], sizeof pool[k], "%s", o->name);
+						break;
+					case 1:
+						snprintf(pool[k], sizeof pool[k], "%s=v", o->name);
+						break;
+					default:
+						snprintf(pool[k], sizeof pool[k], "%sv", o->name);
+					}
+					argv[k] = pool[k];
+				} else {
+					argv[k] = extra[pick / 3 % NE];
+				}
+			}
+			argv[argc] = NULL;
+			char joined[MAXW * 64 + MAXW];
+			size_t len = join(argv, joined, sizeof joined);
+			struct cli_norm a, b;
+			bool ra = cli_normalize(argv[0], strlen(argv[0]), argv, &a);
+			bool rb = cli_normalize_joined(argv[0], strlen(argv[0]), joined, len, &b);
+			if (ra != rb)
+				fail_msg("%s %s: argv %d, joined %d", argv[0], joined, ra, rb);
+			if (!ra)
+				continue;
+			normalized++;
+			modules += a.module;
+			assert_int_equal(a.start, b.start);
+			assert_int_equal(a.offset, b.offset);
+			assert_int_equal(a.module, b.module);
+			assert_true(a.start >= 1 && a.start <= argc);
+			size_t off = 0;
+			for (size_t k = 1; k < a.start; k++)
+				off += strlen(argv[k]) + 1;
+			assert_int_equal(a.offset, off);
+			if (a.start < argc && !a.module && argv[a.start][0] == '-' && argv[a.start][1])
+				if (strncmp(argv[a.start], "-c", 2) != 0 || strncmp(argv[0], "python", 6))
+					fail_msg("%s %s: kept an option first (%s)", argv[0], joined,
+						 argv[a.start]);
+		}
+	}
+	/* the commands made reach the normal forms, modules included */
+	print_message("%zu of %d random commands normalized, %zu to a module\n", normalized,
+		      (int)(ROUNDS * cli_nprograms), modules);
+	assert_true(normalized > ROUNDS);
+	assert_true(modules > 10);
+}
+
 /* ---- decisions ------------------------------------------------------------------------- */
 
 static const char policy_yaml[] =
@@ -453,6 +525,7 @@ int main(void)
 		cmocka_unit_test(test_normalize),
 		cmocka_unit_test(test_normalize_edges),
 		cmocka_unit_test(test_normalize_long),
+		cmocka_unit_test(test_normalize_random),
 		cmocka_unit_test(test_decide_forms),
 		cmocka_unit_test(test_decide_long),
 		cmocka_unit_test(test_default_policy),
