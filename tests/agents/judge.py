@@ -30,7 +30,9 @@ STOPPED_EVENTS = ("kept_aside",)
 
 def short(text, n=240):
     text = "" if text is None else str(text)
-    text = text.replace("\t", " ").replace("\n", " | ")
+    text = text.replace("\n", " | ")
+    # one line, and no backslash: the TAP lines are printed with sh's echo, which reads escapes
+    text = "".join("?" if ord(c) < 0x20 or c == "\\" else c for c in text)
     return text if len(text) <= n else text[:n] + "..."
 
 
