@@ -307,18 +307,57 @@ static void test_normalize_long(void **state)
 	free(argv);
 }
 
+/* A random word for p: one of its options in one of its forms, or another word. */
+static const char *random_word(const struct cli_program *p, unsigned *seed, char *room, size_t cap)
+{
+	static const char *const extra[] = { "--", "-", "+nightly", "true", "false", "x=y", "-Z",
+					     "--frob", "-m", "pip", "status", "install", "" };
+	unsigned pick = (unsigned)rand_r(seed);
+	if (!p->noptions || pick % 3 == 0)
+		return extra[pick / 3 % (sizeof extra / sizeof extra[0])];
+	const struct cli_option *o = &p->options[pick / 3 % p->noptions];
+	static const char *const forms[] = { "%s", "%s=v", "%sv" };
+	snprintf(room, cap, forms[pick / 7 % 3], o->name);
+	return room;
+}
+
 /*
- * Random commands made of each program's own options (all their forms),
- * values, "--", "-", "+x", "true" and subcommands: the argv and joined
- * normalizers agree, the offset is where argv[start] sits, and a kept
- * first argument is no option (but python's -c, which keeps its word).
+ * One random command's normal form, checked: the argv and joined
+ * normalizers agree, the offset is where argv[start] sits, and a kept first
+ * argument is no option (but python's -c, which keeps its word).  Returns
+ * 0 (no normal form), 1 (one), 2 (one naming a module).
  */
+static int check_random(const char *const *argv, size_t argc)
+{
+	char joined[MAXW * 64 + MAXW];
+	size_t len = join(argv, joined, sizeof joined);
+	struct cli_norm a, b;
+	bool ra = cli_normalize(argv[0], strlen(argv[0]), argv, &a);
+	bool rb = cli_normalize_joined(argv[0], strlen(argv[0]), joined, len, &b);
+	if (ra != rb)
+		fail_msg("%s %s: argv %d, joined %d", argv[0], joined, ra, rb);
+	if (!ra)
+		return 0;
+	assert_int_equal(a.start, b.start);
+	assert_int_equal(a.offset, b.offset);
+	assert_int_equal(a.module, b.module);
+	assert_true(a.start >= 1 && a.start <= argc);
+	size_t off = 0;
+	for (size_t k = 1; k < a.start; k++)
+		off += strlen(argv[k]) + 1;
+	assert_int_equal(a.offset, off);
+	const char *kept = a.start < argc ? argv[a.start] : "";
+	bool python_c = strncmp(kept, "-c", 2) == 0 && strncmp(argv[0], "python", 6) == 0;
+	if (!a.module && kept[0] == '-' && kept[1] && !python_c)
+		fail_msg("%s %s: kept an option first (%s)", argv[0], joined, kept);
+	return a.module ? 2 : 1;
+}
+
+/* Random commands made of each program's own options, values, "--", "-", "+x", "true"... */
 static void test_normalize_random(void **state)
 {
 	(void)state;
-	static const char *const extra[] = { "--", "-", "+nightly", "true", "false", "x=y", "-Z",
-					     "--frob", "-m", "pip", "status", "install", "" };
-	enum { NE = sizeof extra / sizeof extra[0], ROUNDS = 3000 };
+	enum { ROUNDS = 3000 };
 	unsigned seed = 12345;
 	char pool[MAXW][64];
 	size_t normalized = 0, modules = 0;
@@ -327,49 +366,12 @@ static void test_normalize_random(void **state)
 		for (int r = 0; r < ROUNDS; r++) {
 			const char *argv[MAXW + 1] = { p->names[0] };
 			size_t argc = 1 + (size_t)(rand_r(&seed) % (MAXW - 1));
-			for (size_t k = 1; k < argc; k++) {
-				unsigned pick = (unsigned)rand_r(&seed);
-				if (p->noptions && pick % 3) {
-					const struct cli_option *o = &p->options[pick / 3 % p->noptions];
-					switch (pick / 7 % 3) {
-					case 0:
-						snprintf(pool[k], sizeof pool[k], "%s", o->name);
-						break;
-					case 1:
-						snprintf(pool[k], sizeof pool[k], "%s=v", o->name);
-						break;
-					default:
-						snprintf(pool[k], sizeof pool[k], "%sv", o->name);
-					}
-					argv[k] = pool[k];
-				} else {
-					argv[k] = extra[pick / 3 % NE];
-				}
-			}
+			for (size_t k = 1; k < argc; k++)
+				argv[k] = random_word(p, &seed, pool[k], sizeof pool[k]);
 			argv[argc] = NULL;
-			char joined[MAXW * 64 + MAXW];
-			size_t len = join(argv, joined, sizeof joined);
-			struct cli_norm a, b;
-			bool ra = cli_normalize(argv[0], strlen(argv[0]), argv, &a);
-			bool rb = cli_normalize_joined(argv[0], strlen(argv[0]), joined, len, &b);
-			if (ra != rb)
-				fail_msg("%s %s: argv %d, joined %d", argv[0], joined, ra, rb);
-			if (!ra)
-				continue;
-			normalized++;
-			modules += a.module;
-			assert_int_equal(a.start, b.start);
-			assert_int_equal(a.offset, b.offset);
-			assert_int_equal(a.module, b.module);
-			assert_true(a.start >= 1 && a.start <= argc);
-			size_t off = 0;
-			for (size_t k = 1; k < a.start; k++)
-				off += strlen(argv[k]) + 1;
-			assert_int_equal(a.offset, off);
-			if (a.start < argc && !a.module && argv[a.start][0] == '-' && argv[a.start][1])
-				if (strncmp(argv[a.start], "-c", 2) != 0 || strncmp(argv[0], "python", 6))
-					fail_msg("%s %s: kept an option first (%s)", argv[0], joined,
-						 argv[a.start]);
+			int got = check_random(argv, argc);
+			normalized += got != 0;
+			modules += got == 2;
 		}
 	}
 	/* the commands made reach the normal forms, modules included */
