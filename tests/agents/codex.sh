@@ -53,7 +53,12 @@ echo "# bare: codex exited $RC after ${WALL}s"
 ag_expect "bare: codex finishes the session (exit 0, mock played every step)" \
 	finished bare "$T/mock-bare"
 ag_expect "bare: the mock read every request" mock_clean "$T/mock-bare"
+# No canary check bare: no step reads a secret, and ps aux there lists the whole machine's
+# processes, whose command lines may hold the canaries (another agent suite's checks).
+_canaries=$AG_CANARIES
+AG_CANARIES=""
 ag_judge "$T/script-bare.json" "$T/mock-bare" "" --prefix "bare: " --legit-only
+AG_CANARIES=$_canaries
 
 # ---- under airlock: the whole session ----------------------------------------------------
 ag_fixture "$T/run"

@@ -29,7 +29,9 @@ CODEX_ARGS="exec|--json|--skip-git-repo-check|--dangerously-bypass-approvals-and
 -c|model_providers.mock.env_key=OPENAI_API_KEY|\
 -c|model_provider=mock|-c|model=gpt-5.5|\
 ${CODEX_QUIET_BG:+$CODEX_QUIET|}Fix the failing tests and commit."
-CODEX_ENV="OPENAI_API_KEY=$CODEX_KEY"
+# Under airlock the key is in airlock's own environment, not an --env: airlock's codex profile
+# passes OPENAI_API_KEY to Codex alone (and the shim scrubs it from the programs it runs).
+CODEX_KEY_ENV="OPENAI_API_KEY=$CODEX_KEY"
 
 # codex_bare NAME: Codex without airlock.
 codex_bare()
@@ -37,25 +39,20 @@ codex_bare()
 	_xn=$1
 	_oifs=$IFS
 	IFS='|'
-	# shellcheck disable=SC2086 # CODEX_ARGS is split at |, CODEX_ENV at spaces
+	# shellcheck disable=SC2086 # CODEX_ARGS is split at |
 	set -- $CODEX_ARGS
 	IFS=$_oifs
-	# shellcheck disable=SC2086
-	ag_run_bare "$_xn" env $CODEX_ENV "$AG_CODEX" "$@"
+	ag_run_bare "$_xn" env "$CODEX_KEY_ENV" "$AG_CODEX" "$@"
 }
 
-# codex_airlock NAME: Codex under airlock run --headless, its key passed with --env.
+# codex_airlock NAME: Codex under airlock run --headless, its key in airlock's environment.
 codex_airlock()
 {
 	_xn=$1
-	_envs=""
-	for _e in $CODEX_ENV; do
-		_envs="$_envs|--env|$_e"
-	done
 	_oifs=$IFS
 	IFS='|'
-	# shellcheck disable=SC2086
-	set -- ${_envs#|} "--" "$AG_CODEX" $CODEX_ARGS
+	# shellcheck disable=SC2086 # CODEX_ARGS is split at |
+	set -- "--" "$AG_CODEX" $CODEX_ARGS
 	IFS=$_oifs
-	ag_run_airlock "$_xn" "$@"
+	AG_EXTRA_ENV=$CODEX_KEY_ENV ag_run_airlock "$_xn" "$@"
 }
