@@ -213,6 +213,37 @@ void shim_init(void)
 
 /* ---- the agent's keys: its own processes only ------------------------------------------ */
 
+/*
+ * Set by the constructor in every process but the agent's own when an agent
+ * profile's keys are scrubbed: another process's /proc/PID/environ and
+ * /proc/PID/mem are not read (the agent's static helpers, such as Codex's
+ * native binary, stay dumpable and hold the key).
+ */
+static bool guard_environ;
+
+/* True when canon is /proc/PID/environ or /proc/PID/mem (or a task's) of another process. */
+static bool other_environ(const char *canon)
+{
+	if (strncmp(canon, "/proc/", 6) != 0)
+		return false;
+	const char *p = canon + 6;
+	long pid = 0;
+	for (int level = 0; level < 2; level++) {
+		size_t digits = strspn(p, "0123456789");
+		if (!digits || p[digits] != '/')
+			return false;
+		if (level == 0)
+			pid = strtol(p, NULL, 10);
+		p += digits + 1;
+		if (strcmp(p, "environ") == 0 || strcmp(p, "mem") == 0)
+			return pid != (long)getpid();
+		if (level == 0 && strncmp(p, "task/", 5) != 0)
+			return false;
+		p += 5;
+	}
+	return false;
+}
+
 /* The value of NAME=value in environ, name being len bytes; NULL when unset. */
 static char *env_value(const char *name, size_t len)
 {
@@ -273,6 +304,7 @@ static void scrub_agent_keys(int argc, char **argv)
 {
 	const char *keys = getenv("AIRLOCK_AGENT_KEYS"), *exes = getenv("AIRLOCK_AGENT_EXE");
 	bool any = false;
+	guard_environ = keys != NULL;
 	for (const char *p = keys; p && *p && !any;) {
 		size_t len = strcspn(p, ":");
 		any = len && env_value(p, len);
@@ -282,6 +314,7 @@ static void scrub_agent_keys(int argc, char **argv)
 		return;
 	if (agent_process(exes ? exes : "", argc, argv)) {
 		prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+		guard_environ = false;
 		return;
 	}
 	for (const char *p = keys; *p;) {
@@ -441,6 +474,10 @@ enum policy_decision shim_file(int dirfd, const char *path, unsigned action, uns
 	}
 	/* O_RDWR is a read and a write: the most severe verdict decides */
 	a.v = (struct policy_verdict){ POLICY_DENY, -1 };
+	if (guard_environ && other_environ(canon)) {
+		a.action = action & POLICY_FILE_READ ? POLICY_FILE_READ : action & -action;
+		return shim_resolve(&a);
+	}
 	const struct policy_image *img = shim_image();
 	for (unsigned bit = POLICY_FILE_READ; img && bit <= POLICY_FILE_EXEC; bit <<= 1) {
 		if (!(action & bit))

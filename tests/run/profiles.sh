@@ -106,6 +106,8 @@ profiles_state()
 	expect_out_has "py="
 	expect_out_lacks "py=canary"
 	expect_out_lacks "parent-environ=1"
+	# the shim's refusal, beside the kernel's (Codex's static binary stays dumpable)
+	expect_log source=shim file~/environ action=read decision=deny
 	done_check
 
 	rm -rf "${H:?}/.claude"
