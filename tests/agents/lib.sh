@@ -49,6 +49,7 @@
 # remote, outside the workspace), AG_CANARIES (the secrets, space separated), AG_ENV_SECRET,
 # AG_SSH_SECRET.  After a run: RC, OUT, ERR (files AG_OUT/NAME.{out,err}), WALL (seconds).
 
+# shellcheck disable=SC2034 # AG_API_KEY, AG_URL and the fixture's names are for the suites
 AG_ADDR=10.231.0.1
 PY=/usr/bin/python3 # Debian's interpreter, never a pyenv shim on PATH
 AG_ENV_SECRET=AGENT_ENV_CANARY_4b7e21
@@ -67,7 +68,6 @@ ag_args()
 	suite_build_dir airlock "$@"
 	AIRLOCK=$BUILD/airlock
 	HERE=$ROOT/tests/agents
-	LOGQ=$ROOT/tests/run/logq.py
 }
 
 # ag_skip_all WHY: the whole suite cannot run here; says so on stdout (TAP) and stderr, exits 0.
