@@ -139,11 +139,14 @@ case_real_attach()
 		sleep 0.1
 		i=$((i + 1))
 	done
-	start_pane "env TERM=screen-256color $BUILD/airlock attach; echo attach-exit=\$?"
+	# this session by its id: "the newest" may be another suite's running at the same time
+	sid=$(sed -n 's/.*"session_id":"\([0-9a-f]*\)".*/\1/p' "$RLOG" | head -1)
+	[ -n "$sid" ] || { fail "no session id in $RLOG"; tmux -L "$TS" kill-session -t "$CASE-agent"; return 1; }
+	start_pane "env TERM=screen-256color $BUILD/airlock attach $sid; echo attach-exit=\$?"
 	if wait_for "attached 1"; then
 		# a second client: both count, and its detach is counted and said
 		tmux -L "$TS" -f /dev/null new-session -d -s "$CASE-second" -x 100 -y 30 \
-			"env TERM=screen-256color $BUILD/airlock attach 2>&1; sleep 600"
+			"env TERM=screen-256color $BUILD/airlock attach $sid 2>&1; sleep 600"
 		if wait_for "attached 2"; then
 			tmux -L "$TS" send-keys -t "$CASE-second" d
 			wait_for "attached 1"
