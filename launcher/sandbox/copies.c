@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <json-c/json.h>
 #include <limits.h>
+#include <signal.h>
 #include <spawn.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -402,7 +403,93 @@ static int placeholder_make(struct copies *c, const char *path, bool dir)
 	c->ph = n;
 	c->ph[c->nph++] = (struct placeholder){ .path = strdup(path), .dir = dir, .dev = st.st_dev,
 						.ino = st.st_ino };
+	/* written down too, for the next launch to remove if this one is killed (stale_sweep()) */
+	char *list = joinf("%s/placeholders", c->dir);
+	FILE *f = list ? fopen(list, "ae") : NULL;
+	if (f) {
+		fprintf(f, "%c %llu %llu %s\n", dir ? 'd' : 'f', (unsigned long long)st.st_dev,
+			(unsigned long long)st.st_ino, path);
+		fclose(f);
+	}
+	free(list);
 	return c->ph[c->nph - 1].path ? 0 : -ENOMEM;
+}
+
+/* Removes path when it is still the empty placeholder (dir or file) with that device and inode. */
+static void placeholder_remove(const char *path, bool dir, dev_t dev, ino_t ino)
+{
+	struct stat st;
+	if (lstat(path, &st) != 0 || st.st_dev != dev || st.st_ino != ino)
+		return;
+	if (dir)
+		rmdir(path); /* fails when not empty: then it stays */
+	else if (S_ISREG(st.st_mode) && st.st_size == 0)
+		unlink(path);
+}
+
+/* One stale store: its placeholders removed (the last made first), then the store itself. */
+static void stale_remove(const char *store)
+{
+	char *list = joinf("%s/placeholders", store);
+	FILE *f = list ? fopen(list, "re") : NULL;
+	char **lines = NULL, buf[PATH_MAX + 64];
+	size_t n = 0, cap = 0;
+	while (f && fgets(buf, sizeof buf, f)) {
+		char **nl = n == cap ? grow_array(lines, &cap, n + 1, sizeof *nl, 16) : lines;
+		if (!nl)
+			break;
+		lines = nl;
+		buf[strcspn(buf, "\n")] = '\0';
+		if (!(lines[n] = strdup(buf)))
+			break;
+		n++;
+	}
+	if (f)
+		fclose(f);
+	for (size_t i = n; i-- > 0;) {
+		char kind;
+		unsigned long long dev, ino;
+		int off = 0;
+		if (sscanf(lines[i], "%c %llu %llu %n", &kind, &dev, &ino, &off) == 3 && off > 0 &&
+		    lines[i][off] == '/')
+			placeholder_remove(lines[i] + off, kind == 'd', (dev_t)dev, (ino_t)ino);
+		free(lines[i]);
+	}
+	free(lines);
+	free(list);
+	remove_tree(store);
+}
+
+/*
+ * The stores of sessions whose launcher died without its end (SIGKILL):
+ * each whose launcher.pid names a process that no longer exists.  Their
+ * empty placeholders go (the planted content never reached the real paths);
+ * a store without a readable launcher.pid, or whose launcher runs, stays.
+ */
+static void stale_sweep(const char *sessions)
+{
+	DIR *d = opendir(sessions);
+	struct dirent *de;
+	while (d && (de = readdir(d))) {
+		if (strspn(de->d_name, "0123456789abcdef") != 16 || de->d_name[16])
+			continue;
+		char *pidf = joinf("%s/%s/launcher.pid", sessions, de->d_name);
+		FILE *f = pidf ? fopen(pidf, "re") : NULL;
+		long pid = 0;
+		if (f && fscanf(f, "%ld", &pid) != 1)
+			pid = 0;
+		if (f)
+			fclose(f);
+		if (pid > 0 && kill((pid_t)pid, 0) != 0 && errno == ESRCH) {
+			char *store = joinf("%s/%s", sessions, de->d_name);
+			if (store)
+				stale_remove(store);
+			free(store);
+		}
+		free(pidf);
+	}
+	if (d)
+		closedir(d);
 }
 
 /* Removes the placeholders still empty and still ours, the last made first. */
@@ -410,13 +497,8 @@ static void placeholders_remove(struct copies *c)
 {
 	for (size_t i = c->nph; i-- > 0;) {
 		struct placeholder *p = &c->ph[i];
-		struct stat st;
-		if (p->path && lstat(p->path, &st) == 0 && st.st_dev == p->dev && st.st_ino == p->ino) {
-			if (p->dir)
-				rmdir(p->path); /* fails when not empty: then it stays */
-			else if (S_ISREG(st.st_mode) && st.st_size == 0)
-				unlink(p->path);
-		}
+		if (p->path)
+			placeholder_remove(p->path, p->dir, p->dev, p->ino);
 		free(p->path);
 	}
 	free(c->ph);
@@ -663,9 +745,20 @@ int copies_prepare(const struct copies_config *cfg, struct copies **out, char *e
 		copies_free(c);
 		return failf(err, errlen, -ENOMEM, "out of memory");
 	}
+	stale_sweep(c->hidden_store[0]);
 	int r = mkdir_p(c->dir);
 	if (!r)
 		r = mkdir_p(c->hidden_store[1]);
+	char *pidf = joinf("%s/launcher.pid", c->dir);
+	FILE *pf = pidf && !r ? fopen(pidf, "we") : NULL;
+	if (pf) {
+		fprintf(pf, "%ld\n", (long)getpid());
+		if (fclose(pf) != 0)
+			r = -EIO;
+	} else if (!r) {
+		r = -EIO;
+	}
+	free(pidf);
 	if (r) {
 		failf(err, errlen, r, "cannot make %s: %s", c->dir, strerror(-r));
 		copies_free(c);

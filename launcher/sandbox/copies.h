@@ -33,8 +33,11 @@
  * A path missing at launch gets an empty placeholder on the host (a
  * directory, or an empty file; missing parents too) as the mount point;
  * placeholders still empty at the end are removed.  A launcher killed with
- * SIGKILL leaves only those empty placeholders (and STATE/sessions/ID) on
- * the host: nothing written inside reaches the real path.
+ * SIGKILL leaves only those empty placeholders (and STATE/sessions/ID, with
+ * its launcher.pid and the list of its placeholders) on the host: nothing
+ * written inside reaches the real path; the next copies_prepare() of the
+ * same user removes the empty placeholders and store of every session whose
+ * launcher no longer exists.
  *
  * A file (not directory) copy is a mount point inside: writing it in place
  * works, replacing it by rename(2) fails with EBUSY (editors' and some

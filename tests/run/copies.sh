@@ -127,6 +127,7 @@ copies_git_work()
 {
 	p=$RUN_USER
 	copies_ws cw-git
+	rm -rf "$W/.envrc" "$W/.mcp.json" "$W/.claude" # placeholders an earlier SIGKILL may have left
 	arun --headless --policy "$(open_policy)" -- sh -c 'git config user.email agent@airlock.invalid &&
 		git checkout -q -b feature && echo change >>README.md && git commit -q -am "agent commit" &&
 		git branch -q --set-upstream-to=main feature && echo "/scratch/" >>.git/info/exclude &&
@@ -220,6 +221,14 @@ copies_sigkill()
 	if grep -rqs KILLED_PLANT "$W"; then
 		_fail "planted content on the host: $(grep -rls KILLED_PLANT "$W" | head -3)"
 	fi
+	done_check
+
+	arun --headless --policy "$(open_policy)" -- true
+	check "$p: the next session removes the empty placeholders the killed one left"
+	expect_rc 0
+	for f in .claude .mcp.json .envrc .codex; do
+		[ ! -e "$W/$f" ] || _fail "$W/$f is still there"
+	done
 	done_check
 	copies_ws_end
 }
