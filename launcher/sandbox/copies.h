@@ -32,7 +32,9 @@
  *
  * A path missing at launch gets an empty placeholder on the host (a
  * directory, or an empty file; missing parents too) as the mount point;
- * placeholders still empty at the end are removed.  A launcher killed with
+ * inside, its copy starts empty (a COPY_JSON_KEYS file as "{}", which agents
+ * read as "nothing yet"; an empty .mcp.json is what Claude Code accepts
+ * silently); placeholders still empty at the end are removed.  A launcher killed with
  * SIGKILL leaves only those empty placeholders (and STATE/sessions/ID, with
  * its launcher.pid and the list of its placeholders) on the host: nothing
  * written inside reaches the real path; the next copies_prepare() of the
@@ -59,12 +61,15 @@ enum copy_apply {
 			     (config merged as COPY_GIT_CONFIG; HEAD, index, packed-refs, *_HEAD,
 			     COMMIT_EDITMSG, description, shallow applied unless the host's
 			     changed meanwhile; others kept aside), hooks/ a copy (new or
-			     changed hooks kept aside, new *.sample applied), objects/, refs/,
-			     logs/, info/, lfs/, rr-cache/, branches/ bound read-write straight
+			     changed hooks kept aside, new *.sample applied), info/ a copy
+			     applied back file by file (its exclude lists the placeholder
+			     files inside only, so git status does not show them), objects/,
+			     refs/, logs/, lfs/, rr-cache/, branches/ bound read-write straight
 			     through (never copied: no start-up cost for a big repository),
-			     modules/ and worktrees/ read-only.  Missing at launch (`git init`
-			     inside): what was made is applied by the same rules.  A .git that is
-			     a file (gitdir: pointer) or a symlink is bound read-only. */
+			     modules/ and worktrees/ read-only, other directories copies kept
+			     aside when changed.  Missing at launch (`git init` inside): what
+			     was made is applied by the same rules.  A .git that is a file
+			     (gitdir: pointer) or a symlink is bound read-only. */
 };
 
 /* One runs-later path, as a profile or the built-in list names it.  Strings are static. */
