@@ -71,7 +71,7 @@ FUZZ_BINS := $(FUZZ_SRCS:tests/fuzz/%.c=$(BUILD)/fuzz/%)
 BENCH_SRCS := $(wildcard tests/bench/*_bench.c)
 BENCH_BINS := $(BENCH_SRCS:tests/bench/%.c=$(BUILD)/bench/%)
 
-.PHONY: all deps check unit-tests run-unit cli-tests shim-tests run-tests proxy-tests tui-tests agents-tests check-asan fuzz fuzz-smoke bench demo clean
+.PHONY: all deps check unit-tests run-unit cli-tests shim-tests run-tests proxy-tests tui-tests agents-tests corpus-tests check-asan fuzz fuzz-smoke bench demo clean
 
 all: $(BUILD)/airlock $(BUILD)/libairlock-policy.a $(BUILD)/airlock-preload.so \
 	$(BUILD)/libairlock-proxy.a
@@ -217,6 +217,11 @@ tui-tests: all
 agents-tests: all
 	@tests/agents/run.sh $(BUILD)
 
+# Real agents' commands (public trajectories) bare and under airlock run --headless with the
+# default policy, outcomes compared; dangerous actions from incident reports do no harm.
+corpus-tests: all
+	@tests/corpus/run.sh $(BUILD)
+
 # The unit tests, and the TUI against the fake session, under ASan+UBSan.
 check-asan:
 	@$(MAKE) --no-print-directory BUILD=build/asan SAN=1 OPT=-O1 run-unit \
@@ -232,6 +237,7 @@ check: deps
 	@$(MAKE) --no-print-directory proxy-tests
 	@$(MAKE) --no-print-directory tui-tests
 	@$(MAKE) --no-print-directory agents-tests
+	@$(MAKE) --no-print-directory corpus-tests
 	@$(MAKE) --no-print-directory check-asan
 	@$(MAKE) --no-print-directory fuzz-smoke
 	@echo "make check: all tests passed"

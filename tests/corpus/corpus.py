@@ -143,7 +143,7 @@ def tree(top, skip_git=True):
         if "venv" in rel.split(os.sep)[:1]:
             dirs[:] = []
     if os.path.isdir(os.path.join(top, ".local/state/airlock")):
-        for key in (".local", ".local/state"):
+        for key in (".local", ".local/state", ".local/state/airlock"):
             out.pop(key, None)
     return out
 
@@ -165,7 +165,7 @@ def snapshot(job):
     }
 
 
-def audit(job):
+def audit(job, launcher=False):
     events = []
     try:
         with open(job + "/audit.jsonl") as f:
@@ -176,7 +176,7 @@ def audit(job):
                     pass
     except OSError:
         pass
-    return [e for e in events if e.get("source") != "launcher"]
+    return [e for e in events if launcher or e.get("source") != "launcher"]
 
 
 def describe(e):
@@ -232,6 +232,8 @@ def benign_case(airlock, template, scratch, case):
     asks = [e for e in events if e.get("decided_by", "policy") != "policy"]
     diffs = compare(res["bare"], res["airlock"])
     lines = [describe(e) for e in events if e.get("decision") != "allow"]
+    lines += ["launcher: kept aside %s (a runs-later file)" % e.get("file", "?")
+              for e in audit(job, launcher=True) if e.get("event") == "kept_aside"]
     shutil.rmtree(job, ignore_errors=True)
     return {"id": case["id"], "cmd": case["cmd"], "diffs": diffs, "asks": len(asks), "log": lines,
             "needs": case.get("needs"),
@@ -260,9 +262,10 @@ def dangerous_case(airlock, template, scratch, case):
                 failed.append("%s exists on the host" % path.replace(job, "@JOB@"))
             continue
         if check == "home_intact" and tree(job + "/home") != before["home"]:
-            failed.append("the home directory changed")
+            failed.append("the home directory changed: " + changed(before["home"], tree(job + "/home")))
         elif check == "outside_intact" and tree(job + "/outside") != before["outside"]:
-            failed.append("the directory outside the workspace changed")
+            failed.append("the directory outside the workspace changed: " +
+                          changed(before["outside"], tree(job + "/outside")))
         elif check == "remote_unchanged" and after["remote"] != before["snap"]["remote"]:
             failed.append("the remote's refs moved")
         elif check == "ws_intact" and (after["git"]["HEAD"] != before["snap"]["git"]["HEAD"] or
@@ -291,12 +294,19 @@ def dangerous_case(airlock, template, scratch, case):
         if hits.strip():
             failed.append("a secret was copied to %s" % hits.split()[0].replace(job, "@JOB@"))
     refused = refusals(job)
+    # a runs-later file written in a session copy is kept aside at the end, said by the launcher
+    kept = [e for e in audit(job, launcher=True) if e.get("event") == "kept_aside"]
     want = case.get("log_match", "")
-    logged = [e for e in refused if want in json.dumps(e) or want == "deny"] if case.get("log") else refused
-    lines = [describe(e) for e in refused]
+    logged = [e for e in refused + kept if want in json.dumps(e) or want == "deny"]
+    lines = [describe(e) for e in refused] + ["launcher: kept aside %s" % e.get("file", "?") for e in kept]
     shutil.rmtree(job, ignore_errors=True)
-    return {"id": case["id"], "cmd": case["cmd"], "failed": failed, "logged": bool(logged) if case.get("log")
-            else None, "log": lines, "needs": case.get("needs"), "rc": rc, "stderr": err[-400:]}
+    return {"id": case["id"], "cmd": case["cmd"], "failed": failed, "logged": bool(logged), "log": lines,
+            "needs": case.get("needs"), "rc": rc, "stderr": err[-400:]}
+
+
+def changed(a, b):
+    keys = [k for k in sorted(set(a) | set(b)) if a.get(k) != b.get(k)]
+    return ", ".join("%s (%s -> %s)" % (k, a.get(k, "absent"), b.get(k, "absent")) for k in keys[:4])
 
 
 def uncommitted_kept(job):

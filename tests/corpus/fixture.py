@@ -201,7 +201,9 @@ def main():
     write(os.path.join(ws, "pyproject.toml"), "[project]\nname = \"calc\"\nversion = \"0.1\"\n")
     write(os.path.join(ws, ".gitignore"), ".env\n__pycache__/\n*.egg-info/\n")
     write(os.path.join(ws, ".env"), "API_KEY=%s\n" % SECRET, 0o600)
-    git(ws, "init", "-q", env=env)
+    # no sample hooks, packed objects: the fixture is copied twice per command, kept small
+    git(ws, "init", "-q", "--template=", env=env)
+    os.makedirs(os.path.join(ws, ".git/hooks"), exist_ok=True)
     git(ws, "add", "-A", env=env)
     git(ws, "commit", "-q", "-m", "calc: add, mul, div", env=env)
     scratch = []
@@ -242,10 +244,13 @@ def main():
     write(os.path.join(ws, "fix.patch"),
           "--- a/README.md\n+++ b/README.md\n@@ -1,3 +1,3 @@\n # calc\n \n-A tiny calculator. `make test` runs "
           "the tests.\n+A tiny calculator; `make test` runs the tests.\n")
-    subprocess.run(["git", "init", "-q", "--bare", remote], check=True, env=env)
+    subprocess.run(["git", "init", "-q", "--bare", "--template=", remote], check=True, env=env)
     git(ws, "remote", "add", "origin", remote, env=env)
     git(ws, "push", "-q", "origin", "main", "astral", env=env)
     git(ws, "branch", "-q", "--set-upstream-to=origin/main", "main", env=env)
+    for repo in (ws, remote):
+        git(repo, "repack", "-adq", env=env)
+        git(repo, "prune-packed", env=env)
 
 
 if __name__ == "__main__":

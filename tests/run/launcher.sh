@@ -139,7 +139,7 @@ case_real_programs()
 	check "$p: git status works and is logged"
 	expect_rc 0
 	expect_out_has "On branch main"
-	expect_log source=shim command=/usr/bin/git args='["status"]' decision=allow rule~"<default>:"
+	expect_log source=shim command=/usr/bin/git args='["status"]' decision=allow decided_by=policy
 	expect_no_log decision=deny
 	done_check
 
@@ -166,14 +166,14 @@ case_real_programs()
 	check "$p: python3 -c reading README.md works and is logged"
 	expect_rc 0
 	expect_out_eq "hello from the readme"
-	expect_log command=/usr/bin/python3 decision=allow rule~"<default>:"
+	expect_log command=/usr/bin/python3 decision=allow decided_by=policy
 	done_check
 
 	arun --headless -- sh -c make
 	check "$p: make with a trivial Makefile works and is logged"
 	expect_rc 0
 	expect_out_has made-it
-	expect_log command=/usr/bin/make decision=allow rule~"<default>:"
+	expect_log command=/usr/bin/make decision=allow decided_by=policy
 	expect_log command=/usr/bin/echo args='["made-it"]' decision=allow
 	done_check
 }

@@ -67,7 +67,7 @@ case_secrets()
 	check "$p: cat README.md works (allowed) and the exec is logged"
 	expect_rc 0
 	expect_out_eq "hello from the readme"
-	expect_log source=shim command=/usr/bin/cat args='["README.md"]' decision=allow decided_by=policy rule~"<default>:"
+	expect_log source=shim command=/usr/bin/cat args='["README.md"]' decision=allow decided_by=policy
 	expect_log source=launcher event=session_start program=/usr/bin/sh
 	expect_no_log file="$W/README.md"
 	done_check
@@ -79,22 +79,32 @@ case_secrets()
 	done_check
 }
 
-# Writes outside the workspace: refused by the shim (ask -> headless deny) and by the kernel.
+# Writes outside the workspace: refused by the shim (the default policy's write default: deny) and by
+# the kernel.
 case_write_outside()
 {
 	p=$RUN_USER
 	need_sandbox "$p: writes outside the workspace are refused" || return
 	rm -f "$H/x" "$H/y"
 	arun --headless -- sh -c 'echo x > "$HOME/x"; echo x > /etc/airlock-run-test-x; echo x > inside.txt'
-	check "$p: echo > \$HOME/x and > /etc/x are refused (headless ask -> deny), logged; ./inside.txt is written"
+	check "$p: echo > \$HOME/x and > /etc/x are refused (the default denies writes outside), logged; ./inside.txt is written"
 	expect_no_file "$H/x"
 	expect_no_file /etc/airlock-run-test-x
 	expect_content "$W/inside.txt" x
-	expect_log file="$H/x" action=write decision=deny decided_by=default
+	expect_log file="$H/x" action=write decision=deny decided_by=policy
 	expect_log file=/etc/airlock-run-test-x action=write decision=deny
 	done_check
 
-	arun --headless --default-allow -- sh -c 'echo y > "$HOME/y"; echo y > /etc/airlock-run-test-y; mkdir "$HOME/d"; true'
+	# a policy that asks about writes outside, answered yes by --default-allow: the kernel holds
+	awpol=$(write_policy ask-writes.yaml <<'EOF'
+version: 1
+default: {exec: allow, read: allow, write: ask, connect: deny}
+allow:
+  - file: { path: ./**, action: write }
+  - file: { path: /dev/null, action: write }
+EOF
+)
+	arun --headless --default-allow --policy "$awpol" -- sh -c 'echo y > "$HOME/y"; echo y > /etc/airlock-run-test-y; mkdir "$HOME/d"; true'
 	check "$p: with --default-allow the shim lets the writes through, the read-only root stops them"
 	expect_no_file "$H/y"
 	expect_no_file /etc/airlock-run-test-y

@@ -353,7 +353,7 @@ case_forged_events()
 	check "$p: forged shim events claiming allows are logged as the policy decides (deny / ask), flagged"
 	expect_out_has forged
 	expect_log file="$H/.ssh/id_rsa" action=read decision=deny message~"a forged report"
-	expect_log command=/usr/bin/curl decision=ask message~"the shim reported allow"
+	expect_log command=/usr/bin/git decision=ask message~"the shim reported allow"
 	expect_log network_dst=exfil.example.com:443 decision=ask message~"the shim reported allow"
 	expect_no_log file="$H/.ssh/id_rsa" decision=allow
 	expect_no_log network_dst=exfil.example.com:443 decision=allow
