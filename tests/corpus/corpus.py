@@ -360,6 +360,17 @@ def main():
     dangerous = [c for c in dangerous if c not in skipped]
     os.chmod(scratch, 0o755)
     airlock = as_user(scratch, airlock)
+    os.makedirs(scratch + "/probe/home", exist_ok=True)
+    if os.getuid() == 0:
+        subprocess.run(["chown", "-R", "nobody:", scratch + "/probe"], check=True)
+    probe = subprocess.run(WRAP + [airlock, "run", "--headless", "--workspace", scratch + "/probe", "--log",
+                                   scratch + "/probe/audit.jsonl", "--", "/bin/true"], cwd=scratch + "/probe",
+                           env=env_for(scratch + "/probe"), stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    if probe.returncode != 0:
+        print("SKIP corpus: airlock run cannot run here as %s (%s): %s" % (
+            "nobody" if os.getuid() == 0 else "you", " ".join(WRAP[:-1]),
+            probe.stdout.decode("utf-8", "replace").strip()[-300:]))
+        sys.exit(0)
     template = os.path.join(scratch, "template")
     subprocess.run([sys.executable, os.path.join(HERE, "fixture.py"), os.path.join(HERE, "benign.jsonl"),
                     template], check=True)
