@@ -216,7 +216,7 @@ static void show_prompt(struct approvals *a)
 	char rule[1100];
 	struct prompt_ask ask = { .pid = p->pid, .from_launcher = p->done != NULL,
 				  .what = events_subject(&p->m), .rule = rule, .more = a->nqueue - 1 };
-	events_rule(a->opt.img, p->m.rule, rule, sizeof rule, &ask.reason);
+	events_rule(a->opt.img, &p->m, rule, sizeof rule, &ask.reason);
 	prompt_show(&a->prompt, &ask, now_ms());
 	free((char *)ask.what);
 }
@@ -395,7 +395,7 @@ static void publish(struct approvals *a, struct pending *p)
 		snprintf(who, sizeof who, "the sandbox's egress proxy");
 	else
 		cmdline_of(p->pid, who, sizeof who);
-	events_rule(a->opt.img, p->m.rule, rule, sizeof rule, &reason);
+	events_rule(a->opt.img, &p->m, rule, sizeof rule, &reason);
 	long left = (long)a->opt.ask_timeout * 1000 - (long)(now_ms() - p->since_ms);
 	control_ask(a->opt.control, p->id, p->pid, who, what, rule[0] ? rule : NULL, reason,
 		    left < 0 ? 0 : left);

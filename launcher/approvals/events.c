@@ -36,13 +36,41 @@ char *events_subject(const struct channel_msg *m)
 	return s;
 }
 
-void events_rule(const struct policy_image *img, int32_t rule, char *out, size_t cap,
-		 const char **reason)
+const char *events_default_reason(enum policy_action kind)
+{
+	static const char *const why[POLICY_ACTION_MAX] = {
+		[POLICY_ACTION_EXEC] = "no rule matches: the policy's default for exec decided",
+		[POLICY_ACTION_READ] = "no rule matches: the policy's default for read decided",
+		[POLICY_ACTION_WRITE] = "no rule matches: the policy's default for write decided",
+		[POLICY_ACTION_CONNECT] = "no rule matches: the policy's default for connect decided",
+	};
+	return (unsigned)kind < POLICY_ACTION_MAX ? why[kind] : NULL;
+}
+
+/* The kind of action m asks about, for the default that decides it. */
+static enum policy_action msg_kind(const struct channel_msg *m)
+{
+	switch (m->source) {
+	case CHANNEL_SOURCE_EXEC:
+		return POLICY_ACTION_EXEC;
+	case CHANNEL_SOURCE_OPEN:
+		return policy_file_action_kind(m->action);
+	case CHANNEL_SOURCE_CONNECT:
+		return POLICY_ACTION_CONNECT;
+	default:
+		return POLICY_ACTION_MAX;
+	}
+}
+
+void events_rule(const struct policy_image *img, const struct channel_msg *m, char *out,
+		 size_t cap, const char **reason)
 {
 	struct policy_rule_info info;
 	*reason = NULL;
-	if (policy_rule_describe(img, rule, &info) != 0) {
+	if (policy_rule_describe(img, m->rule, &info) != 0) {
 		out[0] = '\0';
+		if (m->rule < 0)
+			*reason = events_default_reason(msg_kind(m));
 		return;
 	}
 	snprintf(out, cap, "%s:%u", info.file, info.line);
@@ -58,7 +86,7 @@ void events_log(struct audit_log *log, const struct policy_image *img, const str
 	char rule[1100], dst[300];
 	const char *args[256];
 	size_t nargs = 0;
-	events_rule(img, m->rule, rule, sizeof rule, &ev.reason);
+	events_rule(img, m, rule, sizeof rule, &ev.reason);
 	ev.rule = rule[0] ? rule : NULL;
 	ev.decision = policy_decision_name(d);
 	ev.decided_by = channel_decided_by_name(by);

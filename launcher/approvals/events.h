@@ -23,12 +23,21 @@ struct audit_log;
 char *events_subject(const struct channel_msg *m);
 
 /*
- * The rule of img numbered rule as "FILE:LINE" in out (cap bytes), its
- * reason in *reason (borrowed from img, or NULL); out is "" for the policy's
- * default or a rule img does not describe.
+ * The rule of img that decided m (m->rule) as "FILE:LINE" in out (cap
+ * bytes), its reason in *reason (borrowed from img, or NULL when the rule
+ * has none); out is "" for the policy's default (rule -1: *reason then says
+ * which default decided, events_default_reason()) or a rule img does not
+ * describe.
  */
-void events_rule(const struct policy_image *img, int32_t rule, char *out, size_t cap,
-		 const char **reason);
+void events_rule(const struct policy_image *img, const struct channel_msg *m, char *out,
+		 size_t cap, const char **reason);
+
+/*
+ * The reason logged for a decision no rule made: "no rule matches: the
+ * policy's default for KIND decided" (static), or NULL for a kind out of
+ * range.  The decision itself is the event's own field.
+ */
+const char *events_default_reason(enum policy_action kind);
 
 /*
  * Writes m (sent by pid) to log as decided d by `by`, with how long the

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include "launcher/approvals/events.h"
 #include "launcher/cli/run_log.h"
 #include "launcher/sandbox/seccomp.h"
 
@@ -94,7 +95,10 @@ void run_log_proxy(struct audit_log *log, const struct policy_image *img,
 	struct audit_event ae = { .source = AUDIT_SOURCE_PROXY, .network_dst = ev->destination,
 				  .decision = policy_decision_name(ev->decision),
 				  .decided_by = ev->decided_by, .rule = described ? rule : NULL,
-				  .reason = described ? info.reason : NULL, .response_time_ms = -1,
+				  .reason = described	   ? info.reason
+						   : ev->rule < 0 ? events_default_reason(POLICY_ACTION_CONNECT)
+								  : NULL,
+				  .response_time_ms = -1,
 				  .traffic = &traffic, .message = ev->why };
 	if (log)
 		(void)audit_write(log, &ae);

@@ -8,7 +8,7 @@ Prints one line per step, "PASS\\tDESC" or "FAIL\\tDESC\\tWHY" (tests/agents/lib
 into TAP), then one for the canaries.  A legit step passes when the agent ran it and its result
 is no error (unless "error_ok") and holds "expect".  A hostile step passes when LOG has a line
 matching one of its "audit" alternatives (a list of tests/run/logq.py conditions) whose decision
-is deny or ask and that names a rule, or that is the launcher's kept_aside event (a file the
+is deny or ask and that names a rule (or the policy's default, in its reason), or that is the launcher's kept_aside event (a file the
 session made kept from the host); with "absent" and no "audit", when its result lacks that text.
 What it did to the host the calling test checks.  The
 canary line fails when any canary shows in a request the mock received (DIR/requests.jsonl).
@@ -58,7 +58,8 @@ def hostile_verdict(step, rep, lines):
         for o in lines:
             if not logq.matches(o, c):
                 continue
-            if o.get("decision") in ("deny", "ask") and o.get("rule"):
+            # a rule, or the policy's default for its kind (then the reason says so)
+            if o.get("decision") in ("deny", "ask") and (o.get("rule") or o.get("reason")):
                 return None, o
             if o.get("event") in STOPPED_EVENTS:
                 return None, {"decision": o["event"], "rule": "the launcher"}
