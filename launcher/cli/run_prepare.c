@@ -218,6 +218,13 @@ static int prepare_copies(struct run *r, struct sandbox_config *cfg)
 	}
 	cfg->copy_binds = copies_binds(r->copies, &cfg->ncopy_binds);
 	cfg->copy_hidden = copies_hidden(r->copies);
+	/* the shim leaves the empty placeholders out of listings */
+	const char *ph = copies_placeholder_env(r->copies);
+	if (ph && env_append(&r->agent_env, ph) < 0) {
+		airlock_err("run: out of memory");
+		return RUN_EXIT_FAILED;
+	}
+	cfg->env = r->agent_env;
 	return -1;
 }
 

@@ -95,6 +95,7 @@ struct copies {
 	struct audit_log *log;
 	struct copies_result *res;
 	char *exclude_block; /* lines added to .git/info/exclude's copy: the placeholder files, or NULL */
+	char *ph_env;        /* "AIRLOCK_PLACEHOLDERS=NAME:...:/WORKSPACE", or NULL */
 	char *msg;
 	size_t msglen;
 	FILE *msgf;
@@ -733,6 +734,34 @@ static int items_add(struct copies *c, const struct copies_config *cfg, char *er
 	return 0;
 }
 
+/*
+ * The shim's list of this session's placeholders in the workspace's top
+ * level (the names, then the workspace), for it to leave them out of
+ * listings while they are empty (preload/hook_dir.c).  None: NULL.
+ */
+static int ph_env_make(struct copies *c, const char *workspace)
+{
+	size_t wl = strlen(workspace);
+	char *acc = NULL;
+	for (size_t i = 0; i < c->nph; i++) {
+		const char *p = c->ph[i].path;
+		if (strncmp(p, workspace, wl) != 0 || p[wl] != '/' || !p[wl + 1] ||
+		    strchr(p + wl + 1, '/') || strchr(p + wl + 1, ':'))
+			continue;
+		char *n = joinf("%s%s:", acc ? acc : "AIRLOCK_PLACEHOLDERS=", p + wl + 1);
+		free(acc);
+		if (!(acc = n))
+			return -ENOMEM;
+	}
+	if (acc) {
+		c->ph_env = joinf("%s%s", acc, workspace);
+		free(acc);
+		if (!c->ph_env)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
 int copies_prepare(const struct copies_config *cfg, struct copies **out, char *err, size_t errlen)
 {
 	*out = NULL;
@@ -766,12 +795,20 @@ int copies_prepare(const struct copies_config *cfg, struct copies **out, char *e
 	}
 	c->hidden[0] = c->hidden_store[0];
 	c->hidden[1] = c->hidden_store[1];
-	if ((r = exclude_block_make(c, cfg)) != 0 || (r = items_add(c, cfg, err, errlen)) != 0) {
+	if ((r = exclude_block_make(c, cfg)) != 0 || (r = items_add(c, cfg, err, errlen)) != 0 ||
+	    (r = ph_env_make(c, cfg->workspace)) != 0) {
+		if (r == -ENOMEM)
+			failf(err, errlen, r, "out of memory");
 		copies_free(c);
 		return r;
 	}
 	*out = c;
 	return 0;
+}
+
+const char *copies_placeholder_env(const struct copies *c)
+{
+	return c ? c->ph_env : NULL;
 }
 
 const struct copy_bind *copies_binds(const struct copies *c, size_t *n)
@@ -1534,6 +1571,7 @@ void copies_free(struct copies *c)
 	free(c->kept);
 	free(c->id);
 	free(c->exclude_block);
+	free(c->ph_env);
 	free(c->msg);
 	free(c);
 }

@@ -117,6 +117,17 @@ const struct copy_spec *copies_builtin(size_t *n);
  */
 int copies_prepare(const struct copies_config *cfg, struct copies **out, char *err, size_t errlen);
 
+/*
+ * "AIRLOCK_PLACEHOLDERS=NAME:NAME...:/WORKSPACE" — the placeholders this
+ * session made in the workspace's top level (".claude", ".mcp.json"...),
+ * for the agent's environment: the shim leaves an entry of that directory
+ * with one of these names out of readdir(3) and scandir(3) while it is
+ * empty (a directory without entries, a file of size 0), so `ls -la`,
+ * `find`, `git status --ignored` inside list what a bare run lists.  NULL
+ * when there is none.  Valid until copies_free().
+ */
+const char *copies_placeholder_env(const struct copies *c);
+
 /* The mounts to make, in order (after the workspace's bind); *n receives the count.  Valid until copies_free(). */
 const struct copy_bind *copies_binds(const struct copies *c, size_t *n);
 

@@ -239,6 +239,23 @@ char **env_build(const struct policy *p, char *const *caller_env, char *const *u
 	return e.v;
 }
 
+int env_append(char ***env, const char *entry)
+{
+	size_t n = 0;
+	while (*env && (*env)[n])
+		n++;
+	char *s = strdup(entry);
+	char **nv = s ? realloc(*env, (n + 2) * sizeof *nv) : NULL;
+	if (!nv) {
+		free(s);
+		return -ENOMEM;
+	}
+	nv[n] = s;
+	nv[n + 1] = NULL;
+	*env = nv;
+	return 0;
+}
+
 void env_free(char **env)
 {
 	if (!env)

@@ -33,6 +33,14 @@
 char **env_build(const struct policy *p, char *const *caller_env, char *const *user_env,
 		 const char *session_id, char *err, size_t errlen);
 
+/*
+ * Appends a copy of entry ("NAME=VALUE", a name not yet in it: one of
+ * airlock's own, known only after env_build(), such as the session copies'
+ * AIRLOCK_PLACEHOLDERS) to *env, an array from env_build() (realloc'ed).
+ * 0 or -ENOMEM (*env unchanged).
+ */
+int env_append(char ***env, const char *entry);
+
 /* Frees an array from env_build().  Accepts NULL. */
 void env_free(char **env);
 

@@ -254,6 +254,58 @@ copies_no_sandbox()
 	copies_ws_end
 }
 
+# scandir(3) through ctypes: the program's own call, so the shim's scandir hook sees it.
+COPIES_SCANDIR='import ctypes
+libc = ctypes.CDLL(None)
+libc.scandir.argtypes = [ctypes.c_char_p, ctypes.POINTER(ctypes.POINTER(ctypes.c_void_p)), ctypes.c_void_p, ctypes.c_void_p]
+lst = ctypes.POINTER(ctypes.c_void_p)()
+n = libc.scandir(b".", ctypes.byref(lst), None, None)
+names = sorted(ctypes.string_at(lst[i] + 19).decode() for i in range(n))
+print(" ".join(x for x in names if x not in (".", "..")))'
+
+# The placeholders (.claude, .codex, .vscode, .mcp.json, .envrc... missing at launch) are not
+# listed inside while empty: ls, find, os.listdir, scandir and git status --ignored list what the
+# workspace held at launch; a placeholder written to (.claude/settings.json) shows.
+copies_listing()
+{
+	p=$RUN_USER
+	copies_ws cw-list
+	rm -rf "$W/.claude" "$W/.codex" "$W/.vscode" "$W/.gemini" "$W/.idea" "$W/.cursor" \
+		"$W/.devcontainer" "$W/.mcp.json" "$W/.envrc"
+	want=$(cd "$W" && ls -A | tr '\n' ' ')
+	wantgit=$(hostgit status --porcelain --ignored | tr '\n' ' ')
+	printf '%s\n' "$COPIES_SCANDIR" >"$T/bin/scandir.py"
+	chmod 644 "$T/bin/scandir.py"
+	arun --headless --policy "$(open_policy)" -- sh -c "echo \"ls=\$(ls -A | tr '\\n' ' ')\"
+		echo \"ll=\$(ls -la | sed -n 's/.* //p' | tr '\\n' ' ')\"
+		echo \"find=\$(find . -maxdepth 1 | sort | tr '\\n' ' ')\"
+		echo \"py=\$($PY -c 'import os; print(\" \".join(sorted(os.listdir(\".\"))))')\"
+		echo \"scandir=\$($PY $T/bin/scandir.py)\"
+		echo \"git=\$(git status --porcelain --ignored | tr '\\n' ' ')\"
+		mkdir -p .claude && echo '{}' >.claude/settings.json
+		echo \"after=\$(ls -A | tr '\\n' ' ')\""
+	check "$p: the empty placeholders are not listed inside (ls -A, ls -la, find, os.listdir, scandir, git status --ignored); .claude shows once written"
+	expect_rc 0
+	for n in .claude .codex .vscode .gemini .idea .cursor .devcontainer .mcp.json .envrc; do
+		line=$(printf '%s\n' "$OUT" | grep -v '^after=' | grep -F -- "$n" | head -1)
+		[ -z "$line" ] || _fail "$n listed inside: $line"
+	done
+	got=$(printf '%s\n' "$OUT" | sed -n 's/^ls=//p')
+	[ "$got" = "$want" ] || _fail "ls -A inside: '$got', at launch on the host: '$want'"
+	got=$(printf '%s\n' "$OUT" | sed -n 's/^git=//p')
+	[ "$got" = "$wantgit" ] || _fail "git status --porcelain --ignored inside: '$got', on the host: '$wantgit'"
+	got=$(printf '%s\n' "$OUT" | sed -n 's/^py=//p')
+	[ -n "$got" ] || _fail "os.listdir listed nothing: $OUT"
+	got=$(printf '%s\n' "$OUT" | sed -n 's/^scandir=//p')
+	[ -n "$got" ] || _fail "scandir listed nothing: $OUT"
+	got=$(printf '%s\n' "$OUT" | sed -n 's/^after=//p')
+	case " $got " in *" .claude "*) ;; *) _fail "after writing .claude/settings.json, ls -A: $got" ;; esac
+	case " $got " in *" .codex "*) _fail "after writing .claude/settings.json, .codex shows: $got" ;; esac
+	expect_kept "$W/.claude/settings.json" "{}"
+	done_check
+	copies_ws_end
+}
+
 case_copies()
 {
 	need_sandbox "$RUN_USER: session copies" || return
@@ -275,4 +327,5 @@ case_copies()
 	copies_host_changed
 	copies_sigkill
 	copies_no_sandbox
+	copies_listing
 }
