@@ -228,7 +228,11 @@ static void keep(struct suggest *sg, struct action *a, json_object *ev, const ch
 	a->yes = a->outcome != POLICY_DENY &&
 		 (by_of(by) == BY_HUMAN || by_of(by) == BY_SESSION ||
 		  (by_of(by) == BY_POLICY && rule && *rule));
-	a->reason = suggest_strdup(logread_str(ev, "reason"), &sg->oom);
+	/* the event's reason, but not the one saying that no rule decided (events_default_reason()) */
+	const char *why = logread_str(ev, "reason");
+	if (why && (!rule || !*rule) && strncmp(why, "no rule matches:", 16) == 0)
+		why = NULL;
+	a->reason = suggest_strdup(why, &sg->oom);
 	struct action *p = grow_array(sg->a, &sg->cap, sg->na + 1, sizeof *p, 64);
 	if (!p || sg->oom) {
 		sg->oom = true;
@@ -256,8 +260,9 @@ void suggest_add_event(void *ctx, json_object *ev, const char *line, size_t len,
 	}
 	if (!log_session_note(x, ev))
 		sg->oom = true;
-	if (!cmd && !file && !dst)
-		return; /* a launcher event: no action to decide */
+	/* a launcher event (a kept_aside or copy_applied one names a file): no action to decide */
+	if ((!cmd && !file && !dst) || logread_str(ev, "event"))
+		return;
 	if (outcome(sg, logread_str(ev, "decision"), lineno, &a.outcome) < 0)
 		return;
 	int r = cmd ? exec_action(sg, ev, cmd, lineno, &a)

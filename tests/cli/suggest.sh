@@ -756,6 +756,27 @@ fi
 expect "-o without FILE exits 2" 2 suggest "$TMP/two.jsonl" -o
 expect "--output into a missing directory exits 1" 1 suggest "$TMP/two.jsonl" --output "$TMP/nodir/o.yaml"
 
+# ---- the launcher's own events on files, and the default's reason ---------------------
+# kept_aside / copy_applied name a file but decide nothing; a decision no rule made carries the
+# reason "no rule matches: ..." (events_default_reason), which is no rule's reason to copy.
+S5=eeeeeeee55555555
+W5=$TMP/ws5
+mkdir -p "$W5"
+{
+	start $S5 "$W5"
+	printf '{"id":"k1","timestamp":"2026-11-30T01:00:01.000Z","session_id":"%s","source":"launcher","pid":1,"event":"kept_aside","file":"%s/.git/hooks/pre-commit","kept":"/k/pre-commit","message":"kept aside"}\n' $S5 "$W5"
+	ev $S5 "\"file\":\"/opt/elsewhere/x\",\"action\":\"write\",\"decision\":\"deny\",\"decided_by\":\"policy\",\"reason\":\"no rule matches: the policy's default for write decided\""
+	ev $S5 "\"command\":\"/usr/bin/make\",\"args\":[\"test\"],\"decision\":\"allow\",\"decided_by\":\"policy\""
+} >"$TMP/launcher-events.jsonl"
+run suggest "$TMP/launcher-events.jsonl"
+if [ "$RC" = 0 ] && ! grep -q "decision is missing" "$TMP/err"; then
+	pass "a kept_aside event is the launcher's: no complaint about a missing decision"
+else
+	fail "a kept_aside event is the launcher's: no complaint about a missing decision" "$(details)"
+fi
+has "the write outside is still denied" out 'path: "/opt/elsewhere/x", action: write'
+lacks "the default's reason is not copied as a rule's reason" out "no rule matches"
+
 # ---- help and usage errors ------------------------------------------------------------
 expect "suggest --help exits 0" 0 suggest --help
 expect "help suggest exits 0" 0 help suggest
