@@ -110,6 +110,8 @@ EOF
 	expect_no_file /etc/airlock-run-test-y
 	expect_no_file "$H/d"
 	expect_log file="$H/y" action=write decision=allow decided_by=default
+	# no rule decided: the line says the policy's default for write did
+	expect_log file="$H/y" action=write reason="no rule matches: the policy's default for write decided"
 	expect_err_has "Read-only file system"
 	done_check
 	rm -f /etc/airlock-run-test-x /etc/airlock-run-test-y 2>/dev/null
