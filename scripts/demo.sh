@@ -187,8 +187,9 @@ python3 - "$TMP/audit.jsonl" "$WS" "$HOME" "$GREEN" "$YELLOW" "$RED" "$BOLD" "$R
 	        print(f"  launcher: session ended: exit status {e.get('exit_status')}; {e.get('allowed')} allowed, "
 	              f"{e.get('denied')} denied, {e.get('asked')} asked; {e.get('connections')} connection(s), "
 	              f"{e.get('refused')} refused")
-	    elif e.get("source") == "launcher":
-	        print(f"  launcher: {e.get('message', '')}")
+	    elif e.get("source") == "launcher":  # e.g. a session copy applied back or kept aside
+	        f = e.get("file")
+	        print(f"  launcher: {short(f) + ': ' if f else ''}{e.get('message', '')}")
 	print()
 	rows, seen = [], {}
 	for e in actions:

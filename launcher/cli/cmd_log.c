@@ -261,6 +261,9 @@ static void print_event(FILE *f, json_object *ev, bool color)
 	fputc(' ', f);
 	logread_put_what(f, ev);
 	put_why(f, ev);
+	/* the default's reason only repeats put_why()'s "by the policy's default" */
+	if (reason && !logread_str(ev, "rule") && strncmp(reason, "no rule matches:", 16) == 0)
+		reason = NULL;
 	if (reason) {
 		fputs("  ", f);
 		logread_put_text(f, reason);
