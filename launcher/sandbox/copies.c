@@ -47,7 +47,8 @@ static const char *const git_safe_files[] = { "index", "packed-refs", "descripti
 /*
  * Git config keys whose changes are applied (lowercase; "s.*" a whole
  * section): what `git init`, `git config user.*`, `git branch
- * --set-upstream-to`, `git checkout -b --track` write.  Everything else
+ * --set-upstream-to`, `git checkout -b --track` write (and core.hooksPath
+ * set to exactly /dev/null: hooks off, git_change_safe()).  Everything else
  * (core.fsmonitor, core.hooksPath, core.sshCommand, core.pager, alias.*,
  * filter.*, diff.*.textconv, credential.*, include*.path, remote.*, gpg.*...)
  * runs or names a program somewhere: kept aside.
@@ -1190,6 +1191,29 @@ static bool git_key_safe(const char *key)
 	return false;
 }
 
+/*
+ * A change that turns something off: core.hooksPath set to exactly
+ * /dev/null (`git config core.hooksPath /dev/null`, which agents run to
+ * disable hooks) runs nothing.  Any other value, or its removal, does not
+ * qualify.
+ */
+static bool git_change_safe(const char *key, const struct kv *w, size_t nw)
+{
+	if (git_key_safe(key))
+		return true;
+	if (strcmp(key, "core.hookspath") != 0)
+		return false;
+	size_t n = 0;
+	for (size_t i = 0; i < nw; i++) {
+		if (strcmp(w[i].key, key))
+			continue;
+		if (!w[i].val || strcmp(w[i].val, "/dev/null") != 0)
+			return false;
+		n++;
+	}
+	return n > 0;
+}
+
 /* Sets key in file to the values work has for it (none: unset).  0 when git did it. */
 static int git_set(const char *file, const char *key, const struct kv *w, size_t nw)
 {
@@ -1246,7 +1270,7 @@ static void git_config_finish(struct copies *c, const struct item *it, const cha
 			char *vw = values_of(w, nw, key), *vs = values_of(s, ns, key),
 			     *vh = values_of(h, nh, key);
 			if (vw && vs && vh && strcmp(vw, vs)) {
-				if (!git_key_safe(key)) {
+				if (!git_change_safe(key, w, nw)) {
 					list_add(&kept, key);
 				} else if (strcmp(vh, vs)) {
 					char *k = joinf("%s (changed on the host meanwhile)", key);

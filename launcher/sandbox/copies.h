@@ -51,7 +51,8 @@
 enum copy_apply {
 	COPY_KEEP_ASIDE,  /* any change is kept aside; nothing is applied (file or directory:
 			     per file, each new, changed or deleted file one event) */
-	COPY_GIT_CONFIG,  /* a git config file: changes of safe keys (user.*, branch.*, ...) are
+	COPY_GIT_CONFIG,  /* a git config file: changes of safe keys (user.*, branch.*, ...,
+			     core.hooksPath set to exactly /dev/null: hooks off) are
 			     applied, the rest kept aside */
 	COPY_JSON_KEYS,   /* a JSON file: changes are applied unless they touch one of
 			     copy_spec.keys (dotted paths, '*' one level: "hooks",

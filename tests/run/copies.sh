@@ -306,6 +306,30 @@ copies_listing()
 	copies_ws_end
 }
 
+# git config core.hooksPath /dev/null (hooks off, as Claude Code runs it) reaches the host;
+# another value (/tmp/x) in the same session is kept aside.
+copies_hooks_off()
+{
+	p=$RUN_USER
+	copies_ws cw-hoff
+	arun --headless --policy "$(open_policy)" -- sh -c 'git config core.hooksPath /dev/null && echo off'
+	check "$p: git config core.hooksPath /dev/null (hooks off) is applied to the host, with a copy_applied event"
+	expect_rc 0
+	expect_out_has off
+	[ "$(hostgit config core.hooksPath)" = /dev/null ] || _fail "host core.hooksPath: '$(hostgit config core.hooksPath)'"
+	expect_log event=copy_applied file="$W/.git/config" message~core.hookspath
+	expect_no_log event=kept_aside file="$W/.git/config"
+	done_check
+
+	arun --headless --policy "$(open_policy)" -- sh -c 'git config core.hooksPath /dev/null/../../tmp/hooks && echo on'
+	check "$p: git config core.hooksPath set to anything but /dev/null is kept aside"
+	expect_rc 0
+	[ "$(hostgit config core.hooksPath)" = /dev/null ] || _fail "host core.hooksPath: '$(hostgit config core.hooksPath)'"
+	expect_log event=kept_aside file="$W/.git/config" message~core.hookspath
+	done_check
+	copies_ws_end
+}
+
 case_copies()
 {
 	need_sandbox "$RUN_USER: session copies" || return
@@ -328,4 +352,5 @@ case_copies()
 	copies_sigkill
 	copies_no_sandbox
 	copies_listing
+	copies_hooks_off
 }
