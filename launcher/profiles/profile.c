@@ -51,7 +51,12 @@ static const struct profile claude = {
 	.state = (const char *const[]){ "~/.claude", NULL },
 	.copies = claude_copies,
 	.ncopies = NELEM(claude_copies),
-	.hosts = (const char *const[]){ "api.anthropic.com:443", NULL },
+	/* Claude Code's network requirements (code.claude.com/docs "network-config"): the API,
+	   claude.ai (WebFetch's domain check, sign-in), statsig.anthropic.com (its metrics) — the
+	   vendor's own hosts, which see the session anyway.  Not sentry.io, its error reports:
+	   anyone's Sentry project takes data there, so it stays an ask. */
+	.hosts = (const char *const[]){ "api.anthropic.com:443", "claude.ai:443",
+					"statsig.anthropic.com:443", NULL },
 	.keys = (const char *const[]){ "ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN",
 				       "CLAUDE_CODE_OAUTH_TOKEN", NULL },
 	.passthrough = (const char *const[]){ "ANTHROPIC_BASE_URL", "ANTHROPIC_MODEL",
@@ -120,8 +125,10 @@ static const struct profile codex = {
 	.state = (const char *const[]){ "~/.codex", NULL },
 	.copies = codex_copies,
 	.ncopies = NELEM(codex_copies),
+	/* the API, ChatGPT sign-in and its backend, and ab.chatgpt.com (Codex's analytics): the
+	   vendor's own hosts; a session without them asks about each in the TUI */
 	.hosts = (const char *const[]){ "api.openai.com:443", "chatgpt.com:443",
-					"auth.openai.com:443", NULL },
+					"auth.openai.com:443", "ab.chatgpt.com:443", NULL },
 	.keys = (const char *const[]){ "OPENAI_API_KEY", "CODEX_API_KEY", NULL },
 	.passthrough = (const char *const[]){ "OPENAI_BASE_URL", "CODEX_HOME", NULL },
 	.helpers = codex_helpers,

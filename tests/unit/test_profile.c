@@ -139,7 +139,7 @@ static void test_apply(void **state)
 	struct profile_choice c = { .profile = profile_find("claude"), .origin = PROFILE_OPTION };
 	size_t nwrite = p->sandbox.nwrite;
 	assert_int_equal(profile_apply(&c, p, &err), 0);
-	assert_int_equal(count_reason(p, "profile claude: "), 2); /* ~/.claude, the API host */
+	assert_int_equal(count_reason(p, "profile claude: "), 4); /* ~/.claude, the API, claude.ai, statsig */
 	assert_int_equal(p->sandbox.nwrite, nwrite);            /* ~/.claude was there */
 	assert_true(has(p->sandbox.env_passthrough, p->sandbox.nenv_passthrough, "CLAUDE_CODE_OAUTH_TOKEN"));
 	size_t n = 0;
