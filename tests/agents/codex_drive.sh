@@ -56,3 +56,16 @@ codex_airlock()
 	IFS=$_oifs
 	AG_EXTRA_ENV=$CODEX_KEY_ENV ag_run_airlock "$_xn" "$@"
 }
+
+# codex_tui NAME: Codex under airlock run with its TUI in tmux (ag_run_tui), every ask answered N;
+# returns 2 when the TUI cannot run here (AG_TUI_SKIP).
+codex_tui()
+{
+	_xn=$1
+	_oifs=$IFS
+	IFS='|'
+	# shellcheck disable=SC2086 # CODEX_ARGS is split at |
+	set -- "--" "$AG_CODEX" $CODEX_ARGS
+	IFS=$_oifs
+	AG_EXTRA_ENV=$CODEX_KEY_ENV ag_run_tui "$_xn" "$@"
+}
