@@ -72,6 +72,13 @@ struct item {
 	bool through[NELEM(git_through)]; /* COPY_GIT_DIR: that subdirectory was bound through */
 };
 
+struct nested_rec;
+
+/* An event of a killed session's sweep, waiting for this session's log. */
+struct deferred {
+	char *event, *file, *kept, *what;
+};
+
 struct placeholder {
 	char *path;
 	bool dir;
@@ -97,6 +104,14 @@ struct copies {
 	struct copies_result *res;
 	char *exclude_block; /* lines added to .git/info/exclude's copy: the placeholder files, or NULL */
 	char *ph_env;        /* "AIRLOCK_PLACEHOLDERS=NAME:...:/WORKSPACE", or NULL */
+	struct nested_rec *nr; /* runs-later files below the top level at launch, sorted by rel */
+	size_t nnr, capnr;
+	char *nested_root;     /* the workspace walked, or NULL */
+	bool nested_capped;    /* the launch walk stopped at its bounds */
+	unsigned nested_walked;
+	struct copies *defer_to; /* a killed session's sweep: its events wait in this one */
+	struct deferred *deferred;
+	size_t ndeferred, capdeferred;
 	char *msg;
 	size_t msglen;
 	FILE *msgf;
@@ -429,8 +444,11 @@ static void placeholder_remove(const char *path, bool dir, dev_t dev, ino_t ino)
 		unlink(path);
 }
 
-/* One stale store: its placeholders removed (the last made first), then the store itself. */
-static void stale_remove(const char *store)
+static void nested_sweep(struct copies *nc, const char *store, const char *id);
+static void nested_launch(struct copies *c, const char *root);
+
+/* One stale store: its placeholders removed (the last made first), nested files swept, then the store itself. */
+static void stale_remove(struct copies *c, const char *store, const char *id)
 {
 	char *list = joinf("%s/placeholders", store);
 	FILE *f = list ? fopen(list, "re") : NULL;
@@ -459,6 +477,7 @@ static void stale_remove(const char *store)
 	}
 	free(lines);
 	free(list);
+	nested_sweep(c, store, id);
 	remove_tree(store);
 }
 
@@ -468,7 +487,7 @@ static void stale_remove(const char *store)
  * empty placeholders go (the planted content never reached the real paths);
  * a store without a readable launcher.pid, or whose launcher runs, stays.
  */
-static void stale_sweep(const char *sessions)
+static void stale_sweep(struct copies *c, const char *sessions)
 {
 	DIR *d = opendir(sessions);
 	struct dirent *de;
@@ -485,7 +504,7 @@ static void stale_sweep(const char *sessions)
 		if (pid > 0 && kill((pid_t)pid, 0) != 0 && errno == ESRCH) {
 			char *store = joinf("%s/%s", sessions, de->d_name);
 			if (store)
-				stale_remove(store);
+				stale_remove(c, store, de->d_name);
 			free(store);
 		}
 		free(pidf);
@@ -775,7 +794,7 @@ int copies_prepare(const struct copies_config *cfg, struct copies **out, char *e
 		copies_free(c);
 		return failf(err, errlen, -ENOMEM, "out of memory");
 	}
-	stale_sweep(c->hidden_store[0]);
+	stale_sweep(c, c->hidden_store[0]);
 	int r = mkdir_p(c->dir);
 	if (!r)
 		r = mkdir_p(c->hidden_store[1]);
@@ -803,6 +822,7 @@ int copies_prepare(const struct copies_config *cfg, struct copies **out, char *e
 		copies_free(c);
 		return r;
 	}
+	nested_launch(c, cfg->workspace);
 	*out = c;
 	return 0;
 }
@@ -838,6 +858,20 @@ static void note(struct copies *c, const char *event, const char *path, const ch
 	vsnprintf(what, sizeof what, fmt, ap);
 	va_end(ap);
 	bool aside = !strcmp(event, AUDIT_KEPT_ASIDE);
+	if (c->defer_to) {
+		struct copies *d = c->defer_to;
+		struct deferred *n = d->ndeferred == d->capdeferred
+					     ? grow_array(d->deferred, &d->capdeferred, d->ndeferred + 1,
+							  sizeof *n, 8)
+					     : d->deferred;
+		if (!n)
+			return;
+		d->deferred = n;
+		n[d->ndeferred++] = (struct deferred){ .event = strdup(event), .file = strdup(path),
+						       .kept = kept ? strdup(kept) : NULL,
+						       .what = strdup(what) };
+		return;
+	}
 	struct audit_event ev = { .source = AUDIT_SOURCE_LAUNCHER, .pid = getpid(), .event = event,
 				  .file = path, .kept = kept, .response_time_ms = -1,
 				  .message = what };
@@ -1527,6 +1561,482 @@ static void item_finish(struct copies *c, const struct item *it)
 	}
 }
 
+/* ---- runs-later files below the top level: checked after the session --------------- */
+
+/*
+ * Only the workspace's top-level runs-later paths are session copies.  A
+ * nested repository's hooks and config (sub/.git/hooks/pre-commit, a
+ * vendored repository's), sub/.claude/settings.json, sub/.mcp.json,
+ * sub/.vscode/tasks.json, sub/.envrc... are ordinary workspace content
+ * inside, yet a user running git or an agent in sub/ later obeys them.  So
+ * a second layer, after the fact: at launch a bounded walk records those
+ * that exist (path, size, mtime, inode, mode; a copy of each regular file
+ * of at most NESTED_SNAP_MAX bytes), and after the session a second walk
+ * finds new and changed ones.  A new or changed file is moved aside into
+ * kept/ID/workspace/REL (its launch copy put back when there is one); a
+ * nested git config is put back to its launch copy and its changed safe
+ * keys applied (as the top-level .git/config), or, made in the session
+ * (git init, git clone) or too big to have been copied, has its keys that
+ * run programs removed (git config --unset-all).
+ */
+#define NESTED_MAX_ENTRIES 100000u /* directory entries looked at per walk */
+#define NESTED_MAX_DEPTH 24u
+#define NESTED_SNAP_MAX 65536
+
+/* Directories the walk never enters: tools fill them by the thousand, and nobody runs git there. */
+static const char *const nested_skip[] = { "node_modules", ".venv", "venv", "__pycache__", ".tox",
+					   ".mypy_cache", ".pytest_cache", ".ruff_cache", ".cache",
+					   ".npm", "site-packages", "dist-packages" };
+
+/* Where the walk is: what a directory's entries may be. */
+enum nested_where {
+	NW_PLAIN,   /* workspace content: .mcp.json, .envrc; the directories below */
+	NW_GITDIR,  /* a .git directory (or a submodule's under modules/): config, hooks/, modules/ */
+	NW_MODULES, /* .git/modules: each directory a git dir */
+	NW_HOOKS,   /* .git/hooks: every file but *.sample */
+	NW_CODEX,   /* .codex: everything */
+	NW_CLAUDE,  /* .claude: settings*.json */
+	NW_VSCODE,  /* .vscode: tasks.json, settings.json, launch.json */
+	NW_GEMINI,  /* .gemini: settings.json */
+	NW_CURSOR,  /* .cursor: mcp.json */
+};
+
+struct nested_rec {
+	char *rel;
+	off_t size;
+	struct timespec mtime;
+	ino_t ino;
+	mode_t mode;
+	bool snap; /* its content at launch is in STATE/sessions/ID/nested/REL */
+};
+
+struct nwalk {
+	struct copies *c;
+	const char *root;
+	unsigned walked;
+	bool capped;
+	bool end; /* the walk after the session (else the one at launch) */
+	FILE *list; /* at launch: the records, for the next launch if this one is killed */
+};
+
+static bool name_in(const char *n, const char *const *list, size_t len)
+{
+	for (size_t i = 0; i < len; i++)
+		if (!strcmp(n, list[i]))
+			return true;
+	return false;
+}
+
+/* The directory n's place, seen from a directory at where; false: not entered. */
+static bool nested_enter(enum nested_where where, const char *n, enum nested_where *sub)
+{
+	static const struct { const char *name; enum nested_where w; } plain[] = {
+		{ ".git", NW_GITDIR }, { ".codex", NW_CODEX }, { ".claude", NW_CLAUDE },
+		{ ".vscode", NW_VSCODE }, { ".gemini", NW_GEMINI }, { ".cursor", NW_CURSOR },
+	};
+	switch (where) {
+	case NW_PLAIN:
+		for (size_t i = 0; i < NELEM(plain); i++)
+			if (!strcmp(n, plain[i].name)) {
+				*sub = plain[i].w;
+				return true;
+			}
+		*sub = NW_PLAIN;
+		return !name_in(n, nested_skip, NELEM(nested_skip));
+	case NW_GITDIR:
+		*sub = !strcmp(n, "hooks") ? NW_HOOKS : NW_MODULES;
+		return !strcmp(n, "hooks") || !strcmp(n, "modules");
+	case NW_MODULES:
+		*sub = NW_GITDIR;
+		return true;
+	case NW_CODEX:
+		*sub = NW_CODEX;
+		return true;
+	default:
+		return false;
+	}
+}
+
+/* True when the file (not directory) n, in a directory at where, is run or obeyed later. */
+static bool nested_runs_later(enum nested_where where, const char *n)
+{
+	size_t l = strlen(n);
+	switch (where) {
+	case NW_PLAIN:
+		return !strcmp(n, ".mcp.json") || !strcmp(n, ".envrc");
+	case NW_GITDIR:
+		return !strcmp(n, "config");
+	case NW_HOOKS:
+		return !is_sample(n);
+	case NW_CODEX:
+		return true;
+	case NW_CLAUDE:
+		return !strncmp(n, "settings", 8) && l > 5 && !strcmp(n + l - 5, ".json");
+	case NW_VSCODE:
+		return !strcmp(n, "tasks.json") || !strcmp(n, "settings.json") || !strcmp(n, "launch.json");
+	case NW_GEMINI:
+		return !strcmp(n, "settings.json");
+	case NW_CURSOR:
+		return !strcmp(n, "mcp.json");
+	default:
+		return false;
+	}
+}
+
+/* True when n, in the workspace's top level, is one of the session copies (handled by them). */
+static bool nested_top_copy(const struct copies *c, const char *root, const char *n)
+{
+	size_t rl = strlen(root);
+	for (size_t i = 0; i < c->nitems; i++) {
+		const char *h = c->items[i].host;
+		if (h && !strncmp(h, root, rl) && h[rl] == '/' && !strcmp(h + rl + 1, n))
+			return true;
+	}
+	return false;
+}
+
+static void nested_found(struct nwalk *w, const char *rel, bool config);
+
+/* Walks the directory dfd (rel, relative to the root; closes dfd). */
+static void nested_dir(struct nwalk *w, int dfd, char *rel, size_t rlen, unsigned depth,
+		       enum nested_where where)
+{
+	DIR *d = fdopendir(dfd);
+	if (!d) {
+		close(dfd);
+		return;
+	}
+	struct dirent *de;
+	while ((de = readdir(d))) {
+		const char *n = de->d_name;
+		if (!strcmp(n, ".") || !strcmp(n, ".."))
+			continue;
+		if (w->walked >= NESTED_MAX_ENTRIES) {
+			w->capped = true;
+			break;
+		}
+		w->walked++;
+		if (depth == 0 && nested_top_copy(w->c, w->root, n))
+			continue;
+		size_t nl = strlen(n);
+		if (rlen + nl + 2 > PATH_MAX)
+			continue;
+		size_t at = rlen ? rlen + 1 : 0;
+		if (rlen)
+			rel[rlen] = '/';
+		memcpy(rel + at, n, nl + 1);
+		unsigned char t = de->d_type;
+		struct stat st;
+		if (t == DT_UNKNOWN && fstatat(dirfd(d), n, &st, AT_SYMLINK_NOFOLLOW) == 0)
+			t = S_ISDIR(st.st_mode) ? DT_DIR : DT_REG;
+		enum nested_where sub;
+		if (t == DT_DIR) {
+			if (nested_enter(where, n, &sub)) {
+				if (depth + 1 >= NESTED_MAX_DEPTH) {
+					w->capped = true;
+				} else {
+					int fd = openat(dirfd(d), n, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+					if (fd >= 0)
+						nested_dir(w, fd, rel, at + nl, depth + 1, sub);
+				}
+			}
+		} else if (nested_runs_later(where, n)) {
+			nested_found(w, rel, where == NW_GITDIR);
+		}
+		rel[rlen] = '\0';
+	}
+	closedir(d);
+}
+
+/* Walks the workspace root, calling nested_found() for each runs-later file below its top level. */
+static void nested_walk(struct nwalk *w)
+{
+	char rel[PATH_MAX] = "";
+	int fd = open(w->root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd >= 0)
+		nested_dir(w, fd, rel, 0, 0, NW_PLAIN);
+}
+
+static int nested_cmp(const void *a, const void *b)
+{
+	return strcmp(((const struct nested_rec *)a)->rel, ((const struct nested_rec *)b)->rel);
+}
+
+/* The kept/ID/workspace/REL of a nested file. */
+static const struct item nested_item = { .label = (char *)"workspace" };
+
+/* A new or changed runs-later file: moved aside (kept), its launch copy put back when there is one. */
+static void nested_aside(struct copies *c, const char *rel, const char *host, const char *snap,
+			 bool existed)
+{
+	char *k = keep(c, &nested_item, rel, host);
+	const char *what;
+	if (snap && install(snap, host) == 0)
+		what = "changed in the session; its launch version put back";
+	else if (unlink(host) == 0)
+		what = existed ? "changed in the session; removed (its launch version was too big to copy)"
+			       : "made in the session; removed";
+	else
+		what = "changed in the session; could not be removed";
+	note(c, AUDIT_KEPT_ASIDE, host, k, "a runs-later file below the workspace's top level, %s%s",
+	     what, k ? "" : " (could not be kept: lost)");
+	free(k);
+}
+
+/* Keys a git config made in the session may keep: where its remote and submodules are. */
+static bool nested_key_kept(const char *key)
+{
+	static const char *const sections[] = { "remote.", "submodule." };
+	static const char *const names[] = { ".url", ".pushurl", ".fetch", ".path", ".active" };
+	const char *dot = strrchr(key, '.');
+	if (!dot)
+		return false;
+	bool sec = false;
+	for (size_t i = 0; i < NELEM(sections); i++)
+		sec = sec || !strncmp(key, sections[i], strlen(sections[i]));
+	return sec && name_in(dot, names, NELEM(names));
+}
+
+/*
+ * A nested git config made or changed in the session.  Copied at launch:
+ * that copy is put back and the changed safe keys applied (the rest kept
+ * aside), as for the top-level .git/config.  Made in the session (git init,
+ * git clone in sub/) or too big to copy: its keys that may run a program
+ * (all but the safe ones, a remote's or a submodule's url, pushurl, fetch,
+ * path, active) are removed, and the session's whole file kept aside.
+ */
+static void nested_config(struct copies *c, const char *rel, const char *host, const char *snap)
+{
+	char *work = joinf("%s/nested-config.work", c->dir);
+	if (!work || (unlink(work), copy_file(host, work)) != 0) {
+		nested_aside(c, rel, host, snap, snap != NULL);
+		free(work);
+		return;
+	}
+	if (snap) {
+		if (install(snap, host) == 0)
+			git_config_finish(c, &nested_item, rel, work, snap, host);
+		else
+			nested_aside(c, rel, host, NULL, true);
+		unlink(work);
+		free(work);
+		return;
+	}
+	struct kv *v = NULL;
+	size_t nv = 0;
+	char *removed = NULL;
+	if (git_list(work, &v, &nv) != 0) {
+		nested_aside(c, rel, host, NULL, false);
+	} else {
+		for (size_t i = 0; i < nv; i++) {
+			bool seen = false;
+			for (size_t j = 0; j < i && !seen; j++)
+				seen = !strcmp(v[j].key, v[i].key);
+			if (seen || git_change_safe(v[i].key, v, nv) || nested_key_kept(v[i].key))
+				continue;
+			char *unset[] = { "git", "config", "--file", (char *)host, "--unset-all",
+					  v[i].key, NULL };
+			int st = run_git(unset, NULL, NULL);
+			list_add(&removed, v[i].key);
+			if (st != 0 && st != 5)
+				list_add(&removed, "(could not be removed)");
+		}
+		if (removed) {
+			char what[900];
+			snprintf(what, sizeof what, "a git config below the workspace's top level, made in "
+				 "the session: keys removed: %s (the session's whole file kept)", removed);
+			keep_note(c, &nested_item, rel, work, host, what);
+		}
+	}
+	kv_free(v, nv);
+	free(removed);
+	unlink(work);
+	free(work);
+}
+
+/* At launch: records rel (its launch copy when small); after: compares it with the record. */
+static void nested_found(struct nwalk *w, const char *rel, bool config)
+{
+	struct copies *c = w->c;
+	struct stat st;
+	char *host = joinf("%s/%s", w->root, rel);
+	if (!host || lstat(host, &st) != 0) {
+		free(host);
+		return;
+	}
+	if (!w->end) {
+		struct nested_rec *n = c->nnr == c->capnr
+					       ? grow_array(c->nr, &c->capnr, c->nnr + 1, sizeof *n, 16)
+					       : c->nr;
+		if (n) {
+			c->nr = n;
+			struct nested_rec *r = &c->nr[c->nnr];
+			*r = (struct nested_rec){ .rel = strdup(rel), .size = st.st_size,
+						  .mtime = st.st_mtim, .ino = st.st_ino,
+						  .mode = st.st_mode };
+			char *snap = joinf("%s/nested/%s", c->dir, rel);
+			if (r->rel && snap && S_ISREG(st.st_mode) && st.st_size <= NESTED_SNAP_MAX) {
+				char *slash = strrchr(snap, '/');
+				*slash = '\0';
+				int e = mkdir_p(snap);
+				*slash = '/';
+				r->snap = !e && copy_file(host, snap) == 0;
+			}
+			free(snap);
+			if (r->rel) {
+				c->nnr++;
+				if (w->list)
+					fprintf(w->list, "%d %lld %lld %ld %llu %o %s\n", r->snap,
+						(long long)st.st_size, (long long)st.st_mtim.tv_sec,
+						(long)st.st_mtim.tv_nsec, (unsigned long long)st.st_ino,
+						(unsigned)st.st_mode, rel);
+			}
+		}
+		free(host);
+		return;
+	}
+	struct nested_rec key = { .rel = (char *)rel };
+	struct nested_rec *r = c->nnr ? bsearch(&key, c->nr, c->nnr, sizeof *c->nr, nested_cmp) : NULL;
+	char *snap = r && r->snap ? joinf("%s/nested/%s", c->dir, rel) : NULL;
+	if (r && r->size == st.st_size && r->ino == st.st_ino && r->mode == st.st_mode &&
+	    r->mtime.tv_sec == st.st_mtim.tv_sec && r->mtime.tv_nsec == st.st_mtim.tv_nsec)
+		goto out; /* untouched */
+	if (snap && same(host, snap))
+		goto out; /* touched, the same */
+	if (config && S_ISREG(st.st_mode))
+		nested_config(c, rel, host, snap);
+	else
+		nested_aside(c, rel, host, snap, r != NULL);
+out:
+	free(snap);
+	free(host);
+}
+
+/* The walk stopped at its bounds: said in the log and to the user. */
+static void nested_capped_note(struct copies *c, unsigned walked)
+{
+	char what[512];
+	snprintf(what, sizeof what, "stopped looking for runs-later files below the workspace's top "
+		 "level after %u entries (or %u levels): deeper ones were not checked", walked,
+		 NESTED_MAX_DEPTH);
+	struct audit_event ev = { .source = AUDIT_SOURCE_LAUNCHER, .pid = getpid(),
+				  .event = "nested_walk_capped", .file = c->nested_root,
+				  .response_time_ms = -1, .message = what };
+	if (c->log)
+		(void)audit_write(c->log, &ev);
+	if (c->msgf)
+		fprintf(c->msgf, "airlock: warning: %s\n", what);
+}
+
+/* After the session: the second walk (copies_finish()). */
+static void nested_finish(struct copies *c)
+{
+	if (!c->nested_root)
+		return;
+	struct nwalk w = { .c = c, .root = c->nested_root, .end = true };
+	nested_walk(&w);
+	if (w.capped || c->nested_capped)
+		nested_capped_note(c, w.walked > c->nested_walked ? w.walked : c->nested_walked);
+}
+
+/* At launch: the first walk (copies_prepare()); its records also in STATE/sessions/ID/nested.list. */
+static void nested_launch(struct copies *c, const char *root)
+{
+	char *lp = joinf("%s/nested.list", c->dir);
+	struct nwalk w = { .c = c, .root = root };
+	size_t rl = strlen(root);
+	if (!(c->nested_root = strdup(root)))
+		return;
+	w.list = lp ? fopen(lp, "we") : NULL;
+	if (w.list) {
+		fprintf(w.list, "W %s\n", root);
+		for (size_t i = 0; i < c->nitems; i++) {
+			const char *h = c->items[i].host;
+			if (h && !strncmp(h, root, rl) && h[rl] == '/' && !strchr(h + rl + 1, '/'))
+				fprintf(w.list, "T %s\n", h + rl + 1);
+		}
+	}
+	nested_walk(&w);
+	if (w.list)
+		fclose(w.list);
+	free(lp);
+	if (c->nnr)
+		qsort(c->nr, c->nnr, sizeof *c->nr, nested_cmp);
+	c->nested_capped = w.capped;
+	c->nested_walked = w.walked;
+}
+
+/*
+ * A store whose launcher was killed (stale_sweep()): its records read back
+ * and the second walk made now, before this session's first, for the
+ * killed session's kept/ID; the events wait in nc for its log
+ * (copies_finish()).
+ */
+static void nested_sweep(struct copies *nc, const char *store, const char *id)
+{
+	char *lp = joinf("%s/nested.list", store);
+	FILE *f = lp ? fopen(lp, "re") : NULL;
+	free(lp);
+	if (!f)
+		return;
+	struct copies s = { .dir = (char *)store, .defer_to = nc };
+	struct copies_result res;
+	s.res = &res;
+	s.kept = joinf("%s/kept/%s", nc->state, id);
+	char line[PATH_MAX + 128];
+	while (s.kept && fgets(line, sizeof line, f)) {
+		line[strcspn(line, "\n")] = '\0';
+		if (line[0] == 'W' && line[1] == ' ' && !s.nested_root) {
+			s.nested_root = strdup(line + 2);
+		} else if (line[0] == 'T' && line[1] == ' ' && s.nested_root) {
+			struct item *ni = s.nitems == s.capitems
+						  ? grow_array(s.items, &s.capitems, s.nitems + 1, sizeof *ni, 16)
+						  : s.items;
+			if (!ni)
+				break;
+			s.items = ni;
+			memset(&s.items[s.nitems], 0, sizeof *s.items);
+			if ((s.items[s.nitems].host = joinf("%s/%s", s.nested_root, line + 2)))
+				s.nitems++;
+		} else {
+			int snap, off = 0;
+			long long size, sec, nsec;
+			unsigned long long ino;
+			unsigned mode;
+			struct nested_rec *n = s.nnr == s.capnr
+						       ? grow_array(s.nr, &s.capnr, s.nnr + 1, sizeof *n, 16)
+						       : s.nr;
+			if (!n)
+				break;
+			s.nr = n;
+			if (sscanf(line, "%d %lld %lld %lld %llu %o %n", &snap, &size, &sec, &nsec, &ino,
+				   &mode, &off) != 6 || off <= 0 || !line[off])
+				continue;
+			s.nr[s.nnr] = (struct nested_rec){ .rel = strdup(line + off), .size = (off_t)size,
+							  .mtime = { .tv_sec = sec, .tv_nsec = nsec },
+							  .ino = (ino_t)ino, .mode = (mode_t)mode,
+							  .snap = snap != 0 };
+			if (s.nr[s.nnr].rel)
+				s.nnr++;
+		}
+	}
+	fclose(f);
+	if (s.nested_root) {
+		if (s.nnr)
+			qsort(s.nr, s.nnr, sizeof *s.nr, nested_cmp);
+		struct nwalk w = { .c = &s, .root = s.nested_root, .end = true };
+		nested_walk(&w);
+	}
+	for (size_t i = 0; i < s.nitems; i++)
+		free(s.items[i].host);
+	free(s.items);
+	for (size_t i = 0; i < s.nnr; i++)
+		free(s.nr[i].rel);
+	free(s.nr);
+	free(s.nested_root);
+	free(s.kept);
+}
+
 void copies_finish(struct copies *c, struct audit_log *log, struct copies_result *res)
 {
 	struct copies_result scratch;
@@ -1539,8 +2049,15 @@ void copies_finish(struct copies *c, struct audit_log *log, struct copies_result
 	free(c->msg);
 	c->msg = NULL;
 	c->msgf = open_memstream(&c->msg, &c->msglen);
+	for (size_t i = 0; i < c->ndeferred; i++) {
+		struct deferred *d = &c->deferred[i];
+		if (d->event && d->file && d->what)
+			note(c, d->event, d->file, d->kept, "%s (left by a session whose launcher was "
+			     "killed; found at this launch)", d->what);
+	}
 	for (size_t i = 0; i < c->nitems; i++)
 		item_finish(c, &c->items[i]);
+	nested_finish(c);
 	if (c->msgf && c->said_header)
 		fprintf(c->msgf, "  Review each before using it: `diff -r KEPT PATH`; to apply one by "
 				 "hand, copy it over PATH (all of them: %s).\n", c->kept);
@@ -1596,6 +2113,17 @@ void copies_free(struct copies *c)
 	free(c->id);
 	free(c->exclude_block);
 	free(c->ph_env);
+	for (size_t i = 0; i < c->nnr; i++)
+		free(c->nr[i].rel);
+	free(c->nr);
+	free(c->nested_root);
+	for (size_t i = 0; i < c->ndeferred; i++) {
+		free(c->deferred[i].event);
+		free(c->deferred[i].file);
+		free(c->deferred[i].kept);
+		free(c->deferred[i].what);
+	}
+	free(c->deferred);
 	free(c->msg);
 	free(c);
 }

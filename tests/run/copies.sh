@@ -330,6 +330,92 @@ copies_hooks_off()
 	copies_ws_end
 }
 
+# The runs-later files below the top level the nested cases plant.
+NESTED_PLANTED="sub/.git/hooks/pre-commit vendor/repo/.git/hooks/post-checkout sub/.claude/settings.json sub/.mcp.json sub/.vscode/tasks.json sub/.envrc"
+
+# copies_nested HOW: a nested repository made inside (git init sub) and one there at launch
+# (vendor/repo, with a hook of its own), runs-later files planted below the top level by HOW
+# (dynamic, static, raw): after the session each is off the host and kept aside with an event;
+# the pre-existing hook, unchanged, stays; vendor/repo's config gets its safe key, not core.fsmonitor.
+copies_nested()
+{
+	how=$1 mark=NESTED_$1 p=$RUN_USER
+	copies_ws "cn-$how"
+	rm -rf "$W/sub" "$W/vendor"
+	git init -q "$W/vendor/repo"
+	printf '#!/bin/sh\necho user hook\n' >"$W/vendor/repo/.git/hooks/pre-push"
+	chmod +x "$W/vendor/repo/.git/hooks/pre-push"
+	hook0=$(cksum <"$W/vendor/repo/.git/hooks/pre-push")
+	[ -z "$AS" ] || chown -R "$RUN_USER" "$W"
+	mk="git init -q sub && mkdir -p sub/.claude sub/.vscode"
+	case $how in
+	dynamic)
+		script="$mk && for f in $NESTED_PLANTED; do echo '$mark' >\"\$f\"; done &&
+			git -C vendor/repo config core.fsmonitor 'touch fsmon-$mark' &&
+			git -C vendor/repo config user.email nested@airlock.invalid && echo planted" ;;
+	static)
+		script="$mk && for f in $NESTED_PLANTED vendor/repo/.git/config; do $PROBE_STATIC write \"\$f\"; done &&
+			echo planted" ;;
+	raw)
+		script="$mk && $PY $T/bin/rawwrite.py '$mark' $NESTED_PLANTED && $PY $T/bin/rawwrite.py '
+[core]
+	fsmonitor = touch fsmon-$mark
+' vendor/repo/.git/config && echo planted" ;;
+	esac
+	arun --headless --policy "$(open_policy)" -- sh -c "$script"
+	check "$p: runs-later files below the top level (a nested repository's hook, sub/.claude, sub/.mcp.json...) planted by a $how program are moved aside after the session, each with an event; an unchanged nested hook stays"
+	expect_rc 0
+	expect_out_has planted
+	for f in $NESTED_PLANTED; do
+		[ ! -e "$W/$f" ] || _fail "$W/$f is on the host: $(head -c 80 "$W/$f")"
+		k=$(kept_of "$W/$f")
+		if [ -z "$k" ]; then
+			_fail "no kept_aside event for $W/$f"
+		elif [ "$how" != static ] && ! grep -q "$mark" "$k"; then
+			_fail "the kept copy $k lacks $mark"
+		fi
+	done
+	[ "$(cksum <"$W/vendor/repo/.git/hooks/pre-push")" = "$hook0" ] || _fail "the pre-existing nested hook changed or went"
+	expect_no_log event=kept_aside file="$W/vendor/repo/.git/hooks/pre-push"
+	[ -z "$(git config --file "$W/vendor/repo/.git/config" core.fsmonitor)" ] || _fail "core.fsmonitor reached vendor/repo/.git/config"
+	git config --file "$W/vendor/repo/.git/config" --list >/dev/null 2>&1 || _fail "vendor/repo/.git/config is not git config: $(cat "$W/vendor/repo/.git/config")"
+	[ -n "$(kept_of "$W/vendor/repo/.git/config")" ] || _fail "no kept_aside event for vendor/repo/.git/config"
+	if [ "$how" = dynamic ]; then
+		[ "$(git config --file "$W/vendor/repo/.git/config" user.email)" = nested@airlock.invalid ] ||
+			_fail "the safe key user.email did not reach vendor/repo/.git/config"
+	fi
+	[ -n "$(git config --file "$W/sub/.git/config" core.repositoryformatversion)" ] || _fail "sub/.git/config (git init inside) did not stay"
+	expect_log_valid
+	done_check
+	copies_ws_end
+}
+
+# The launcher killed with SIGKILL: a nested hook planted stays until the next launch, which moves
+# it aside (the killed session's records in its store) and logs it.
+copies_nested_sigkill()
+{
+	p=$RUN_USER
+	copies_ws cn-kill
+	rm -rf "$W/sub" "$W/vendor"
+	git init -q "$W/vendor/repo"
+	[ -z "$AS" ] || chown -R "$RUN_USER" "$W"
+	rm -f "$W/ready"
+	arun_bg "$T/nkill.out" --headless --policy "$(open_policy)" -- sh -c 'echo KILLED_NESTED >vendor/repo/.git/hooks/pre-commit &&
+		touch ready && sleep 30'
+	wait_file "$W/ready" 200
+	kill -9 "$BGPID"
+	wait_pid_gone "$BGPID" 100
+	sleep 0.3
+	arun --headless --policy "$(open_policy)" -- true
+	check "$p: a nested hook planted by a session whose launcher was killed is moved aside at the next launch, logged there"
+	expect_rc 0
+	[ ! -e "$W/vendor/repo/.git/hooks/pre-commit" ] || _fail "vendor/repo/.git/hooks/pre-commit is on the host"
+	expect_kept "$W/vendor/repo/.git/hooks/pre-commit" KILLED_NESTED
+	expect_log event=kept_aside file="$W/vendor/repo/.git/hooks/pre-commit" message~killed
+	done_check
+	copies_ws_end
+}
+
 case_copies()
 {
 	need_sandbox "$RUN_USER: session copies" || return
@@ -353,4 +439,12 @@ case_copies()
 	copies_no_sandbox
 	copies_listing
 	copies_hooks_off
+	copies_nested dynamic
+	if [ -z "$STATIC_SKIP" ]; then
+		copies_nested static
+	else
+		tap_skip "$RUN_USER: runs-later files below the top level planted by a static binary" "$STATIC_SKIP"
+	fi
+	copies_nested raw
+	copies_nested_sigkill
 }
