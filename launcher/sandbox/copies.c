@@ -1570,7 +1570,7 @@ static void item_finish(struct copies *c, const struct item *it)
  * sub/.vscode/tasks.json, sub/.envrc... are ordinary workspace content
  * inside, yet a user running git or an agent in sub/ later obeys them.  So
  * a second layer, after the fact: at launch a bounded walk records those
- * that exist (path, size, mtime, inode, mode; a copy of each regular file
+ * that exist (path, size, mtime, ctime, inode, mode; a copy of each regular file
  * of at most NESTED_SNAP_MAX bytes), and after the session a second walk
  * finds new and changed ones.  A new or changed file is moved aside into
  * kept/ID/workspace/REL (its launch copy put back when there is one); a
@@ -1605,6 +1605,7 @@ struct nested_rec {
 	char *rel;
 	off_t size;
 	struct timespec mtime;
+	struct timespec ctime; /* a program can set mtime back, not ctime */
 	ino_t ino;
 	mode_t mode;
 	bool snap; /* its content at launch is in STATE/sessions/ID/nested/REL */
@@ -1657,15 +1658,22 @@ static bool nested_enter(enum nested_where where, const char *n, enum nested_whe
 	}
 }
 
-/* True when the file (not directory) n, in a directory at where, is run or obeyed later. */
+/*
+ * True when the file (not directory) n, in a directory at where, is run or
+ * obeyed later.  A symlink or a file where a .git, .claude, hooks...
+ * directory goes counts too (sub/.git -> a directory of hooks elsewhere, a
+ * `gitdir:` file).
+ */
 static bool nested_runs_later(enum nested_where where, const char *n)
 {
 	size_t l = strlen(n);
+	enum nested_where sub;
 	switch (where) {
 	case NW_PLAIN:
-		return !strcmp(n, ".mcp.json") || !strcmp(n, ".envrc");
+		return !strcmp(n, ".mcp.json") || !strcmp(n, ".envrc") ||
+		       (nested_enter(where, n, &sub) && sub != NW_PLAIN);
 	case NW_GITDIR:
-		return !strcmp(n, "config");
+		return !strcmp(n, "config") || !strcmp(n, "hooks") || !strcmp(n, "modules");
 	case NW_HOOKS:
 		return !is_sample(n);
 	case NW_CODEX:
@@ -1741,7 +1749,7 @@ static void nested_dir(struct nwalk *w, int dfd, char *rel, size_t rlen, unsigne
 				}
 			}
 		} else if (nested_runs_later(where, n)) {
-			nested_found(w, rel, where == NW_GITDIR);
+			nested_found(w, rel, where == NW_GITDIR && !strcmp(n, "config"));
 		}
 		rel[rlen] = '\0';
 	}
@@ -1872,7 +1880,8 @@ static void nested_found(struct nwalk *w, const char *rel, bool config)
 			c->nr = n;
 			struct nested_rec *r = &c->nr[c->nnr];
 			*r = (struct nested_rec){ .rel = strdup(rel), .size = st.st_size,
-						  .mtime = st.st_mtim, .ino = st.st_ino,
+						  .mtime = st.st_mtim, .ctime = st.st_ctim,
+						  .ino = st.st_ino,
 						  .mode = st.st_mode };
 			char *snap = joinf("%s/nested/%s", c->dir, rel);
 			if (r->rel && snap && S_ISREG(st.st_mode) && st.st_size <= NESTED_SNAP_MAX) {
@@ -1886,10 +1895,11 @@ static void nested_found(struct nwalk *w, const char *rel, bool config)
 			if (r->rel) {
 				c->nnr++;
 				if (w->list)
-					fprintf(w->list, "%d %lld %lld %ld %llu %o %s\n", r->snap,
-						(long long)st.st_size, (long long)st.st_mtim.tv_sec,
-						(long)st.st_mtim.tv_nsec, (unsigned long long)st.st_ino,
-						(unsigned)st.st_mode, rel);
+					fprintf(w->list, "%d %lld %lld %ld %lld %ld %llu %o %s\n",
+						r->snap, (long long)st.st_size,
+						(long long)st.st_mtim.tv_sec, (long)st.st_mtim.tv_nsec,
+						(long long)st.st_ctim.tv_sec, (long)st.st_ctim.tv_nsec,
+						(unsigned long long)st.st_ino, (unsigned)st.st_mode, rel);
 			}
 		}
 		free(host);
@@ -1899,7 +1909,8 @@ static void nested_found(struct nwalk *w, const char *rel, bool config)
 	struct nested_rec *r = c->nnr ? bsearch(&key, c->nr, c->nnr, sizeof *c->nr, nested_cmp) : NULL;
 	char *snap = r && r->snap ? joinf("%s/nested/%s", c->dir, rel) : NULL;
 	if (r && r->size == st.st_size && r->ino == st.st_ino && r->mode == st.st_mode &&
-	    r->mtime.tv_sec == st.st_mtim.tv_sec && r->mtime.tv_nsec == st.st_mtim.tv_nsec)
+	    r->mtime.tv_sec == st.st_mtim.tv_sec && r->mtime.tv_nsec == st.st_mtim.tv_nsec &&
+	    r->ctime.tv_sec == st.st_ctim.tv_sec && r->ctime.tv_nsec == st.st_ctim.tv_nsec)
 		goto out; /* untouched */
 	if (snap && same(host, snap))
 		goto out; /* touched, the same */
@@ -2000,7 +2011,7 @@ static void nested_sweep(struct copies *nc, const char *store, const char *id)
 				s.nitems++;
 		} else {
 			int snap, off = 0;
-			long long size, sec, nsec;
+			long long size, sec, nsec, csec, cnsec;
 			unsigned long long ino;
 			unsigned mode;
 			struct nested_rec *n = s.nnr == s.capnr
@@ -2009,11 +2020,12 @@ static void nested_sweep(struct copies *nc, const char *store, const char *id)
 			if (!n)
 				break;
 			s.nr = n;
-			if (sscanf(line, "%d %lld %lld %lld %llu %o %n", &snap, &size, &sec, &nsec, &ino,
-				   &mode, &off) != 6 || off <= 0 || !line[off])
+			if (sscanf(line, "%d %lld %lld %lld %lld %lld %llu %o %n", &snap, &size, &sec,
+				   &nsec, &csec, &cnsec, &ino, &mode, &off) != 8 || off <= 0 || !line[off])
 				continue;
 			s.nr[s.nnr] = (struct nested_rec){ .rel = strdup(line + off), .size = (off_t)size,
 							  .mtime = { .tv_sec = sec, .tv_nsec = nsec },
+							  .ctime = { .tv_sec = csec, .tv_nsec = cnsec },
 							  .ino = (ino_t)ino, .mode = (mode_t)mode,
 							  .snap = snap != 0 };
 			if (s.nr[s.nnr].rel)

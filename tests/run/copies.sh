@@ -352,7 +352,9 @@ copies_nested()
 	dynamic)
 		script="$mk && for f in $NESTED_PLANTED; do echo '$mark' >\"\$f\"; done &&
 			git -C vendor/repo config core.fsmonitor 'touch fsmon-$mark' &&
-			git -C vendor/repo config user.email nested@airlock.invalid && echo planted" ;;
+			git -C vendor/repo config user.email nested@airlock.invalid &&
+			git init -q sub3 && rm -rf sub3/.git/hooks && mkdir -p evilhooks &&
+			echo '$mark' >evilhooks/pre-commit && ln -s ../../evilhooks sub3/.git/hooks && echo planted" ;;
 	static)
 		script="$mk && for f in $NESTED_PLANTED vendor/repo/.git/config; do $PROBE_STATIC write \"\$f\"; done &&
 			echo planted" ;;
@@ -383,6 +385,10 @@ copies_nested()
 	if [ "$how" = dynamic ]; then
 		[ "$(git config --file "$W/vendor/repo/.git/config" user.email)" = nested@airlock.invalid ] ||
 			_fail "the safe key user.email did not reach vendor/repo/.git/config"
+	fi
+	if [ "$how" = dynamic ]; then
+		[ ! -L "$W/sub3/.git/hooks" ] || _fail "sub3/.git/hooks, a symlink to a directory of hooks, is on the host"
+		[ -n "$(kept_of "$W/sub3/.git/hooks")" ] || _fail "no kept_aside event for sub3/.git/hooks (a symlink)"
 	fi
 	[ -n "$(git config --file "$W/sub/.git/config" core.repositoryformatversion)" ] || _fail "sub/.git/config (git init inside) did not stay"
 	expect_log_valid
