@@ -272,6 +272,7 @@ copies_listing()
 	copies_ws cw-list
 	rm -rf "$W/.claude" "$W/.codex" "$W/.vscode" "$W/.gemini" "$W/.idea" "$W/.cursor" \
 		"$W/.devcontainer" "$W/.mcp.json" "$W/.envrc"
+	# shellcheck disable=SC2012 # ls -A is what is compared
 	want=$(cd "$W" && ls -A | tr '\n' ' ')
 	wantgit=$(hostgit status --porcelain --ignored | tr '\n' ' ')
 	printf '%s\n' "$COPIES_SCANDIR" >"$T/bin/scandir.py"
