@@ -113,7 +113,14 @@ const struct copy_spec *copies_builtin(size_t *n);
 /*
  * Makes the working copies and launch snapshots of the built-in list and
  * cfg->extra under STATE/sessions/ID/, and the placeholders of missing
- * paths.  Returns 0 and *out (free with copies_free()), or -errno with a
+ * paths.  Then records the runs-later files below the workspace's top level
+ * (a bounded walk: nested repositories' hooks and config, sub/.claude/
+ * settings*.json, sub/.mcp.json, sub/.codex/, sub/.vscode/tasks.json,
+ * sub/.envrc...; a copy of each of at most 64 KiB under
+ * STATE/sessions/ID/nested/, the list in STATE/sessions/ID/nested.list),
+ * for copies_finish() to find what changed.  First, the stores of sessions
+ * whose launcher died are swept: placeholders removed, their nested files
+ * checked (events kept for this session's copies_finish()).  Returns 0 and *out (free with copies_free()), or -errno with a
  * message in err (everything made so far removed).
  */
 int copies_prepare(const struct copies_config *cfg, struct copies **out, char *err, size_t errlen);
@@ -154,7 +161,12 @@ struct audit_log;
  * (event "copy_applied" or "kept_aside", file: the host path, kept: where it
  * was kept, message: what changed) in log (NULL: none).  The message for
  * the user (what was kept aside, where, how to apply it by hand) is built,
- * see copies_message().  Call it once.
+ * see copies_message().  Then the walk below the top level again: each
+ * new or changed runs-later file there is moved into kept/ID/workspace/REL
+ * (kept_aside; its launch copy put back when there is one; a nested git
+ * config merged by safe key, or, made in the session, its keys that run
+ * programs removed); a walk that hit its bound (100,000 entries, 24 levels)
+ * writes a "nested_walk_capped" event.  Call it once.
  */
 void copies_finish(struct copies *c, struct audit_log *log, struct copies_result *res);
 
