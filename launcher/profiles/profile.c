@@ -23,8 +23,9 @@
  * carries on without saving it).  Runs later, outside: settings.json and
  * settings.local.json's hooks, statusLine, apiKeyHelper and the other
  * commands it runs, env (variables every later session gets), permissions
- * (what later sessions may do unasked) and MCP server approvals; plugins/;
- * ~/.claude.json's MCP servers, global and per project.
+ * (what later sessions may do unasked) and MCP server approvals; plugins'
+ * code, hook scripts, skills, subagents, commands, CLAUDE.md; ~/.claude.json's
+ * MCP servers, global and per project.
  */
 static const char *const claude_settings_keys[] = {
 	"hooks", "statusLine", "apiKeyHelper", "awsAuthRefresh", "awsCredentialExport",
@@ -39,8 +40,17 @@ static const char *const claude_json_keys[] = {
 static const struct copy_spec claude_copies[] = {
 	{ "~/.claude/settings.json", false, COPY_JSON_KEYS, claude_settings_keys },
 	{ "~/.claude/settings.local.json", false, COPY_JSON_KEYS, claude_settings_keys },
-	{ "~/.claude/plugins", true, COPY_KEEP_ASIDE, NULL },
 	{ "~/.claude.json", false, COPY_JSON_KEYS, claude_json_keys },
+	/* code and instructions later sessions run or obey: installed plugins' code (not
+	   plugins/store/, the plugins' own key-value state, written every session), hook scripts
+	   settings point at, skills (with their scripts), subagents, commands, the user memory */
+	{ "~/.claude/plugins/cache", true, COPY_KEEP_ASIDE, NULL },
+	{ "~/.claude/plugins/marketplaces", true, COPY_KEEP_ASIDE, NULL },
+	{ "~/.claude/hooks", true, COPY_KEEP_ASIDE, NULL },
+	{ "~/.claude/skills", true, COPY_KEEP_ASIDE, NULL },
+	{ "~/.claude/agents", true, COPY_KEEP_ASIDE, NULL },
+	{ "~/.claude/commands", true, COPY_KEEP_ASIDE, NULL },
+	{ "~/.claude/CLAUDE.md", false, COPY_KEEP_ASIDE, NULL },
 };
 static const struct profile claude = {
 	.name = "claude",

@@ -30,6 +30,11 @@ fd = libc.syscall(257, -100, p, os.O_WRONLY | os.O_CREAT, 0o644)
 print("raw OK" if fd >= 0 else "raw ERR " + os.strerror(ctypes.get_errno()))'
 # a hook planted in its settings: runs later, outside
 echo '{"hooks":{"Stop":[{"hooks":[{"type":"command","command":"echo PLANTED_HOOK"}]}]}}' >~/.claude/settings.json && echo planted
+# a hook script a settings hook may point at, and a skill: code later sessions run
+mkdir -p ~/.claude/hooks ~/.claude/skills/x && echo 'echo PLANTED_SCRIPT' >~/.claude/hooks/stop.sh &&
+	echo 'PLANTED_SKILL' >~/.claude/skills/x/SKILL.md && echo planted-scripts
+# the plugins' own state (plugins/store/): written every session, applied as state
+mkdir -p ~/.claude/plugins/store && echo '{"k":"v"}' >~/.claude/plugins/store/p.json && echo plugin-state-ok
 EOF
 	printf '#!/bin/sh\necho "codex-agent=${OPENAI_API_KEY:-}"\n' >"$T/agents/@openai/codex/bin/codex.js"
 	chmod 755 "$T/agents" "$T/agents/claude" "$T/agents/@openai" "$T/agents/@openai/codex" \
@@ -97,6 +102,15 @@ profiles_state()
 	if grep -q PLANTED_HOOK "$H/.claude/settings.json" 2>/dev/null; then
 		_fail "the planted hook is in $H/.claude/settings.json"
 	fi
+	done_check
+
+	check "$RUN_USER: profiles: hook scripts and skills made in ~/.claude are kept aside; plugins/store is state"
+	expect_out_has planted-scripts
+	expect_no_file "$H/.claude/hooks/stop.sh"
+	expect_no_file "$H/.claude/skills/x/SKILL.md"
+	expect_log event=kept_aside file="$H/.claude/hooks/stop.sh"
+	expect_out_has plugin-state-ok
+	expect_file "$H/.claude/plugins/store/p.json"
 	done_check
 
 	check "$RUN_USER: profiles: the key reaches the agent, not sh, python or /proc/PPID/environ"
