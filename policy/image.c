@@ -525,6 +525,22 @@ struct policy_verdict policy_decide_exec_form(const struct policy_image *img, co
 	bool norm = cli_normalize(p.base, p.base_len, argv, &cn);
 	struct policy_verdict v = decide_forms(img, &p, buf, n, norm ? &cn : NULL,
 					       normal_form ? normal_form : &unused);
+	/*
+	 * argv[0] naming another program: git run as `git-push` (`exec -a git-push git ...`)
+	 * runs push, a multi-call binary (busybox) run as `rm` runs rm.  Its name's rules may
+	 * refuse (a rule asking or denying more than v), never allow: argv[0] is the caller's
+	 * to choose.
+	 */
+	struct prog_name a = argv && argv[0] ? prog_name(argv[0]) : (struct prog_name){ 0 };
+	if (a.base_len && (a.base_len != p.base_len || memcmp(a.base, p.base, a.base_len) != 0)) {
+		struct policy_verdict w =
+			decide_command(img, a.base, a.base_len, a.base, a.base_len, buf, n, false);
+		if (w.rule >= 0 && w.decision > v.decision) {
+			v = w;
+			if (normal_form)
+				*normal_form = false;
+		}
+	}
 	if (buf != stack)
 		munmap(buf, total);
 	return v;

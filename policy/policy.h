@@ -335,8 +335,12 @@ static inline struct policy_verdict policy_verdict_stricter(struct policy_verdic
  * program: the path being executed (absolute when known), or a bare name.
  *   Command rules without '/' compare to its basename, rules with '/' to the
  *   whole string.
- * argv: NULL-terminated; argv[0] is ignored, argv[1..] are joined with single
- *   spaces for `args` (argv may be NULL: no arguments).
+ * argv: NULL-terminated; argv[1..] are joined with single spaces for `args`
+ *   (argv may be NULL: no arguments).  argv[0] counts only when its basename
+ *   names another program than program's (`exec -a git-push git`, which git
+ *   runs as push; a multi-call binary run as `rm`): command rules for that
+ *   name are tried too, and may make the verdict stricter (a rule asking or
+ *   denying more), never looser, since argv[0] is the caller's to choose.
  *
  * Two forms of one command.  When the program's basename is a CLI in
  * policy/cli.c's table (git, npm, pip, python, cargo, docker, kubectl, ...),

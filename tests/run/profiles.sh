@@ -33,6 +33,15 @@ echo '{"hooks":{"Stop":[{"hooks":[{"type":"command","command":"echo PLANTED_HOOK
 # a hook script a settings hook may point at, and a skill: code later sessions run
 mkdir -p ~/.claude/hooks ~/.claude/skills/x && echo 'echo PLANTED_SCRIPT' >~/.claude/hooks/stop.sh &&
 	echo 'PLANTED_SKILL' >~/.claude/skills/x/SKILL.md && echo planted-scripts
+# ~/.claude.json by raw syscall (the shim's refusal is no boundary): a trust a later session
+# would not ask again is reset, the rest (Claude Code's own state) applied
+/usr/bin/python3 -c '
+import ctypes, os
+libc = ctypes.CDLL(None, use_errno=True)
+p = os.path.expanduser("~/.claude.json").encode()
+fd = libc.syscall(257, -100, p, os.O_WRONLY | os.O_TRUNC, 0)
+b = b"{\"numStartups\": 5, \"projects\": {\"/any/dir\": {\"hasTrustDialogAccepted\": true}}}"
+print("trust-written" if fd >= 0 and libc.write(fd, b, len(b)) == len(b) else "trust ERR " + os.strerror(ctypes.get_errno()))'
 # the plugins' own state (plugins/store/): written every session, applied as state
 mkdir -p ~/.claude/plugins/store && echo '{"k":"v"}' >~/.claude/plugins/store/p.json && echo plugin-state-ok
 EOF
@@ -101,6 +110,14 @@ profiles_state()
 	expect_out_has planted
 	if grep -q PLANTED_HOOK "$H/.claude/settings.json" 2>/dev/null; then
 		_fail "the planted hook is in $H/.claude/settings.json"
+	fi
+	done_check
+
+	check "$RUN_USER: profiles: ~/.claude.json's state is applied, a folder's trust is not"
+	expect_out_has trust-written
+	grep -q '"numStartups": *5' "$H/.claude.json" 2>/dev/null || _fail "numStartups not applied: $(cat "$H/.claude.json" 2>&1)"
+	if grep -q hasTrustDialogAccepted "$H/.claude.json" 2>/dev/null; then
+		_fail "the trust reached $H/.claude.json"
 	fi
 	done_check
 

@@ -465,6 +465,44 @@ static void test_decide_forms(void **state)
 	test_policy_free(&t);
 }
 
+/* argv[0] naming another program: its rules may refuse, never allow. */
+static void test_decide_argv0(void **state)
+{
+	(void)state;
+	struct test_policy t;
+	test_policy_build(&t, "version: 1\n"
+			      "default: {exec: ask}\n"
+			      "deny:\n"
+			      "  - command: rm\n    args: \"-rf /*\"\n"  /* 0 */
+			      "ask:\n"
+			      "  - command: git-push\n"                   /* 1 */
+			      "allow:\n"
+			      "  - command: git\n"                        /* 2 */
+			      "  - command: ls\n");                       /* 3 */
+	struct policy_verdict v;
+	/* `exec -a git-push git origin main`: git runs push */
+	v = policy_decide_exec(t.img, "/usr/bin/git", V("git-push", "origin", "main"));
+	assert_int_equal(v.decision, POLICY_ASK);
+	assert_int_equal(v.rule, 1);
+	v = policy_decide_exec(t.img, "/usr/bin/git", V("/usr/lib/git-core/git-push", "origin"));
+	assert_int_equal(v.decision, POLICY_ASK);
+	/* a multi-call binary run as rm */
+	v = policy_decide_exec(t.img, "/usr/bin/busybox", V("rm", "-rf", "/home/u"));
+	assert_int_equal(v.decision, POLICY_DENY);
+	assert_int_equal(v.rule, 0);
+	/* an allowed name in argv[0] allows nothing: the program's own default decides */
+	v = policy_decide_exec(t.img, "/opt/evil", V("ls", "-la"));
+	assert_int_equal(v.decision, POLICY_ASK);
+	assert_int_equal(v.rule, -1);
+	/* the same name, or a login shell's "-bash": nothing changes */
+	v = policy_decide_exec(t.img, "/usr/bin/git", V("git", "status"));
+	assert_int_equal(v.decision, POLICY_ALLOW);
+	assert_int_equal(v.rule, 2);
+	v = policy_decide_exec(t.img, "/usr/bin/ls", V("-ls"));
+	assert_int_equal(v.decision, POLICY_ALLOW);
+	test_policy_free(&t);
+}
+
 /* A long argument list (mmap'ed join) decides both forms alike. */
 static void test_decide_long(void **state)
 {
@@ -530,6 +568,7 @@ int main(void)
 		cmocka_unit_test(test_normalize_random),
 		cmocka_unit_test(test_decide_forms),
 		cmocka_unit_test(test_decide_long),
+		cmocka_unit_test(test_decide_argv0),
 		cmocka_unit_test(test_default_policy),
 	};
 	return cmocka_run_group_tests_name("cli: global options and module runners", tests, NULL,
