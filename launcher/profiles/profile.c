@@ -31,11 +31,15 @@ static const char *const claude_settings_keys[] = {
 	"hooks", "statusLine", "apiKeyHelper", "awsAuthRefresh", "awsCredentialExport",
 	"otelHeadersHelper", "fileSuggestion", "env", "permissions", "mcpServers",
 	"enabledMcpjsonServers", "enableAllProjectMcpServers", "enabledPlugins",
-	"extraKnownMarketplaces", "disableAllHooks", "sandbox", NULL,
+	"extraKnownMarketplaces", "disableAllHooks", "sandbox", "gcpAuthRefresh", "proxyAuthHelper",
+	"subagentStatusLine", "forceLoginMethod", "apiKeyHelperTtl", NULL,
 };
 static const char *const claude_json_keys[] = {
 	"mcpServers", "projects.*.mcpServers", "projects.*.enabledMcpjsonServers",
-	"projects.*.enableAllProjectMcpServers", "projects.*.allowedTools", NULL,
+	"projects.*.enableAllProjectMcpServers", "projects.*.allowedTools",
+	/* trust a later session would not ask for again: a folder's trust dialog, bypass mode */
+	"projects.*.hasTrustDialogAccepted", "projects.*.hasTrustDialogHooksAccepted",
+	"bypassPermissionsModeAccepted", "hasTrustDialogAccepted", NULL,
 };
 static const struct copy_spec claude_copies[] = {
 	{ "~/.claude/settings.json", false, COPY_JSON_KEYS, claude_settings_keys },
