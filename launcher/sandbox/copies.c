@@ -48,7 +48,8 @@ static const char *const git_safe_files[] = { "index", "packed-refs", "descripti
  * Git config keys whose changes are applied (lowercase; "s.*" a whole
  * section): what `git init`, `git config user.*`, `git branch
  * --set-upstream-to`, `git checkout -b --track` write (and core.hooksPath
- * set to exactly /dev/null: hooks off, git_change_safe()).  Everything else
+ * set to exactly /dev/null: hooks off; branch.*.remote and pushremote only
+ * naming a remote the launch config has: git_change_safe()).  Everything else
  * (core.fsmonitor, core.hooksPath, core.sshCommand, core.pager, alias.*,
  * filter.*, diff.*.textconv, credential.*, include*.path, remote.*, gpg.*...)
  * runs or names a program somewhere: kept aside.
@@ -1225,14 +1226,51 @@ static bool git_key_safe(const char *key)
 	return false;
 }
 
-/*
- * A change that turns something off: core.hooksPath set to exactly
- * /dev/null (`git config core.hooksPath /dev/null`, which agents run to
- * disable hooks) runs nothing.  Any other value, or its removal, does not
- * qualify.
- */
-static bool git_change_safe(const char *key, const struct kv *w, size_t nw)
+/* True when key is branch.NAME.remote or branch.NAME.pushremote (git lists them lowercase). */
+static bool branch_remote_key(const char *key)
 {
+	size_t l = strlen(key);
+	if (strncmp(key, "branch.", 7) != 0)
+		return false;
+	return (l > 7 + 7 && !strcmp(key + l - 7, ".remote")) ||
+	       (l > 7 + 11 && !strcmp(key + l - 11, ".pushremote"));
+}
+
+/* True when remotes (a config's entries) define the remote name: a remote.NAME.url or pushurl. */
+static bool remote_defined(const struct kv *remotes, size_t nr, const char *name)
+{
+	size_t nl = strlen(name);
+	for (size_t i = 0; i < nr; i++) {
+		const char *k = remotes[i].key;
+		if (!strncmp(k, "remote.", 7) && !strncmp(k + 7, name, nl) &&
+		    (!strcmp(k + 7 + nl, ".url") || !strcmp(k + 7 + nl, ".pushurl")))
+			return true;
+	}
+	return false;
+}
+
+/*
+ * A change that may be applied though its key is not in git_safe_keys, or
+ * one of them that must not be.  core.hooksPath set to exactly /dev/null
+ * (`git config core.hooksPath /dev/null`, which agents run to disable
+ * hooks) runs nothing; any other value, or its removal, does not qualify.
+ * branch.NAME.remote and branch.NAME.pushremote take a remote's name or a
+ * URL, and a URL sends the user's next plain `git push` (or `git pull`)
+ * there: safe only when every value is "." (this repository) or a remote
+ * that remotes (the launch config; a config made in the session: itself)
+ * defines.
+ */
+static bool git_change_safe(const char *key, const struct kv *w, size_t nw,
+			    const struct kv *remotes, size_t nr)
+{
+	if (branch_remote_key(key)) {
+		for (size_t i = 0; i < nw; i++)
+			if (!strcmp(w[i].key, key) &&
+			    (!w[i].val || (strcmp(w[i].val, ".") != 0 &&
+					   !remote_defined(remotes, nr, w[i].val))))
+				return false;
+		return true;
+	}
 	if (git_key_safe(key))
 		return true;
 	if (strcmp(key, "core.hookspath") != 0)
@@ -1304,7 +1342,7 @@ static void git_config_finish(struct copies *c, const struct item *it, const cha
 			char *vw = values_of(w, nw, key), *vs = values_of(s, ns, key),
 			     *vh = values_of(h, nh, key);
 			if (vw && vs && vh && strcmp(vw, vs)) {
-				if (!git_change_safe(key, w, nw)) {
+				if (!git_change_safe(key, w, nw, s, ns)) {
 					list_add(&kept, key);
 				} else if (strcmp(vh, vs)) {
 					char *k = joinf("%s (changed on the host meanwhile)", key);
@@ -1840,7 +1878,7 @@ static void nested_config(struct copies *c, const char *rel, const char *host, c
 			bool seen = false;
 			for (size_t j = 0; j < i && !seen; j++)
 				seen = !strcmp(v[j].key, v[i].key);
-			if (seen || git_change_safe(v[i].key, v, nv) || nested_key_kept(v[i].key))
+			if (seen || git_change_safe(v[i].key, v, nv, v, nv) || nested_key_kept(v[i].key))
 				continue;
 			char *unset[] = { "git", "config", "--file", (char *)host, "--unset-all",
 					  v[i].key, NULL };

@@ -331,6 +331,42 @@ copies_hooks_off()
 	copies_ws_end
 }
 
+# branch.NAME.remote / pushRemote naming a URL (the user's next plain `git push` would go there)
+# are kept aside; naming a remote the launch config has, or ".", they are applied like
+# branch.NAME.merge.  The same in a nested repository's config.
+copies_branch_remote()
+{
+	p=$RUN_USER
+	copies_ws cw-brem
+	rm -rf "$W/vendor"
+	hostgit remote add origin "$U/cw-brem-origin.git"
+	git init -q "$W/vendor/repo"
+	git -C "$W/vendor/repo" remote add up "$U/cw-brem-origin.git"
+	[ -z "$AS" ] || chown -R "$RUN_USER" "$W"
+	arun --headless --policy "$(open_policy)" -- sh -c 'git config branch.main.pushRemote /tmp/attacker.git &&
+		git config branch.main.remote https://attacker.invalid/x.git &&
+		git config branch.feature.remote origin && git config branch.feature.merge refs/heads/main &&
+		git config branch.feature.pushRemote . &&
+		git -C vendor/repo config branch.main.pushRemote /tmp/attacker.git &&
+		git -C vendor/repo config branch.dev.remote up && echo set'
+	check "$p: branch.*.remote/pushRemote set to a URL are kept aside (host and nested config); set to a launch remote or '.', applied"
+	expect_rc 0
+	expect_out_has set
+	[ -z "$(hostgit config branch.main.pushRemote)" ] || _fail "branch.main.pushRemote reached the host: $(hostgit config branch.main.pushRemote)"
+	[ -z "$(hostgit config branch.main.remote)" ] || _fail "branch.main.remote reached the host: $(hostgit config branch.main.remote)"
+	[ "$(hostgit config branch.feature.remote)" = origin ] || _fail "host branch.feature.remote: '$(hostgit config branch.feature.remote)'"
+	[ "$(hostgit config branch.feature.merge)" = refs/heads/main ] || _fail "host branch.feature.merge: '$(hostgit config branch.feature.merge)'"
+	[ "$(hostgit config branch.feature.pushRemote)" = . ] || _fail "host branch.feature.pushRemote: '$(hostgit config branch.feature.pushRemote)'"
+	expect_log event=kept_aside file="$W/.git/config" message~branch.main.pushremote
+	expect_log event=kept_aside file="$W/.git/config" message~branch.main.remote
+	nc=$W/vendor/repo/.git/config
+	[ -z "$(git config --file "$nc" branch.main.pushRemote)" ] || _fail "branch.main.pushRemote reached vendor/repo/.git/config"
+	[ "$(git config --file "$nc" branch.dev.remote)" = up ] || _fail "vendor/repo branch.dev.remote: '$(git config --file "$nc" branch.dev.remote)'"
+	expect_log event=kept_aside file="$nc" message~branch.main.pushremote
+	done_check
+	copies_ws_end
+}
+
 # The runs-later files below the top level the nested cases plant.
 NESTED_PLANTED="sub/.git/hooks/pre-commit vendor/repo/.git/hooks/post-checkout sub/.claude/settings.json sub/.mcp.json sub/.vscode/tasks.json sub/.envrc"
 
@@ -446,6 +482,7 @@ case_copies()
 	copies_no_sandbox
 	copies_listing
 	copies_hooks_off
+	copies_branch_remote
 	copies_nested dynamic
 	if [ -z "$STATIC_SKIP" ]; then
 		copies_nested static
