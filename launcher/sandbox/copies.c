@@ -1492,6 +1492,31 @@ static bool git_file_safe(const char *name)
 	return false;
 }
 
+/* HEAD and config: without either git says "not a git repository"; their deletion is never applied. */
+static bool git_file_vital(const char *name)
+{
+	return !strcmp(name, "HEAD") || !strcmp(name, "config");
+}
+
+/*
+ * True when the file w reads as a HEAD git can use: "ref: refs/..." or an
+ * object id (40 or 64 hex digits), then a newline or nothing.
+ */
+static bool git_head_valid(const char *w)
+{
+	char buf[512];
+	FILE *f = fopen(w, "re");
+	size_t n = f ? fread(buf, 1, sizeof buf - 1, f) : 0;
+	if (f)
+		fclose(f);
+	buf[n] = '\0';
+	if (n && buf[n - 1] == '\n')
+		buf[--n] = '\0';
+	if (!strncmp(buf, "ref: refs/", 10))
+		return n > 10 && !strchr(buf, '\n');
+	return (n == 40 || n == 64) && strspn(buf, "0123456789abcdef") == n;
+}
+
 static int name_index(const char *name, const char *const *list, size_t n)
 {
 	for (size_t i = 0; i < n; i++)
@@ -1529,6 +1554,8 @@ static void git_entry(struct copies *c, const struct item *it, const char *n, un
 		git_config_finish(c, it, n, w, s, h);
 	else if (same(w, s))
 		;
+	else if (kw == 1 && !strcmp(n, "HEAD") && !git_head_valid(w))
+		keep_note(c, it, n, w, h, "changed in the session to something git cannot read as HEAD");
 	else if (kw == 1 && git_file_safe(n) && same(h, s))
 		apply_note(c, it, n, w, h, "changed in the session; applied");
 	else if (kw == 1 && git_file_safe(n))
@@ -1562,7 +1589,10 @@ static void git_finish(struct copies *c, const struct item *it)
 		char *w = joinf("%s/%s", it->work, n), *s = joinf("%s/%s", it->snap, n),
 		     *h = joinf("%s/%s", it->host, n);
 		if (strcmp(n, ".") && strcmp(n, "..") && w && s && h && kind_of(w, &st) == 0) {
-			if (git_file_safe(n) && same(h, s) && kind_of(s, &st) == 1 && unlink(h) == 0)
+			if (git_file_vital(n))
+				note(c, AUDIT_KEPT_ASIDE, h, NULL, "deleted in the session; not applied, "
+				     "the launch version stays (git cannot use a repository without it)");
+			else if (git_file_safe(n) && same(h, s) && kind_of(s, &st) == 1 && unlink(h) == 0)
 				note(c, AUDIT_COPY_APPLIED, h, NULL, "deleted in the session; deleted");
 			else
 				note(c, AUDIT_KEPT_ASIDE, h, NULL, "deleted in the session; left on the host");

@@ -61,7 +61,9 @@ enum copy_apply {
 	COPY_GIT_DIR,     /* a .git directory (dir must be true): its top-level files are copies
 			     (config merged as COPY_GIT_CONFIG; HEAD, index, packed-refs, *_HEAD,
 			     COMMIT_EDITMSG, description, shallow applied unless the host's
-			     changed meanwhile; others kept aside), hooks/ a copy (new or
+			     changed meanwhile, HEAD only when git can read it; the deletion
+			     of HEAD or config never applied: git cannot use the repository
+			     without them; others kept aside), hooks/ a copy (new or
 			     changed hooks kept aside, new *.sample applied), info/ a copy
 			     applied back file by file (its exclude lists the placeholder
 			     files inside only, so git status does not show them), objects/,

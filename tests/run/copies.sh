@@ -367,6 +367,33 @@ copies_branch_remote()
 	copies_ws_end
 }
 
+# .git/HEAD and .git/config deleted (or HEAD made unreadable) inside: never applied, the host's
+# repository still works; each said with a kept_aside event.
+copies_git_vital()
+{
+	p=$RUN_USER
+	copies_ws cw-vital
+	arun --headless --policy "$(open_policy)" -- sh -c 'rm -f .git/HEAD .git/config && echo gone'
+	check "$p: .git/HEAD and .git/config deleted in the session stay on the host (kept_aside events); git log works there"
+	expect_rc 0
+	expect_out_has gone
+	[ -f "$W/.git/HEAD" ] || _fail "the host's .git/HEAD was deleted"
+	[ -f "$W/.git/config" ] || _fail "the host's .git/config was deleted"
+	hostgit log -1 --format=%s >/dev/null || _fail "git log fails on the host"
+	expect_log event=kept_aside file="$W/.git/HEAD" message~deleted
+	expect_log event=kept_aside file="$W/.git/config" message~deleted
+	done_check
+
+	head0=$(cat "$W/.git/HEAD")
+	arun --headless --policy "$(open_policy)" -- sh -c 'echo garbage >.git/HEAD && echo broke'
+	check "$p: .git/HEAD written with something git cannot read is kept aside, the host's stays"
+	expect_rc 0
+	[ "$(cat "$W/.git/HEAD")" = "$head0" ] || _fail "host .git/HEAD: $(cat "$W/.git/HEAD")"
+	expect_kept "$W/.git/HEAD" garbage
+	done_check
+	copies_ws_end
+}
+
 # The runs-later files below the top level the nested cases plant.
 NESTED_PLANTED="sub/.git/hooks/pre-commit vendor/repo/.git/hooks/post-checkout sub/.claude/settings.json sub/.mcp.json sub/.vscode/tasks.json sub/.envrc"
 
@@ -483,6 +510,7 @@ case_copies()
 	copies_listing
 	copies_hooks_off
 	copies_branch_remote
+	copies_git_vital
 	copies_nested dynamic
 	if [ -z "$STATIC_SKIP" ]; then
 		copies_nested static
