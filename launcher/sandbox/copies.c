@@ -16,6 +16,7 @@
 
 #include "core/grow.h"
 #include "launcher/log/audit.h"
+#include "launcher/log/logread.h"
 #include "launcher/sandbox/copies.h"
 #include "policy/policy.h"
 
@@ -889,8 +890,16 @@ static void note(struct copies *c, const char *event, const char *path, const ch
 				 "later, outside the sandbox):\n");
 		c->said_header = true;
 	}
-	fprintf(c->msgf, "  %s: %s%s%s\n", path, what, kept ? "\n      kept in " : "",
-		kept ? kept : "");
+	/* names the agent chose: their control characters must not drive the user's terminal */
+	fputs("  ", c->msgf);
+	logread_put_text(c->msgf, path);
+	fputs(": ", c->msgf);
+	logread_put_text(c->msgf, what);
+	if (kept) {
+		fputs("\n      kept in ", c->msgf);
+		logread_put_text(c->msgf, kept);
+	}
+	fputc('\n', c->msgf);
 }
 
 /* Copies src to kept/ID/LABEL[/rel]; returns that path (malloc'ed), or NULL when it could not. */
@@ -2138,9 +2147,12 @@ void copies_finish(struct copies *c, struct audit_log *log, struct copies_result
 	for (size_t i = 0; i < c->nitems; i++)
 		item_finish(c, &c->items[i]);
 	nested_finish(c);
-	if (c->msgf && c->said_header)
-		fprintf(c->msgf, "  Review each before using it: `diff -r KEPT PATH`; to apply one by "
-				 "hand, copy it over PATH (all of them: %s).\n", c->kept);
+	if (c->msgf && c->said_header) {
+		fputs("  Review each before using it: `diff -r KEPT PATH`; to apply one by hand, copy "
+		      "it over PATH (all of them: ", c->msgf);
+		logread_put_text(c->msgf, c->kept);
+		fputs(").\n", c->msgf);
+	}
 	if (c->msgf)
 		fclose(c->msgf);
 	c->msgf = NULL;

@@ -172,7 +172,12 @@ struct audit_log;
  */
 void copies_finish(struct copies *c, struct audit_log *log, struct copies_result *res);
 
-/* The text copies_finish() built for the user's terminal ("" when nothing was kept aside).  Valid until copies_free(). */
+/*
+ * The text copies_finish() built for the user's terminal ("" when nothing
+ * was kept aside); control and bidi characters in the paths and messages
+ * it names are escaped (\n, \r, \xNN, as `airlock log` prints them).
+ * Valid until copies_free().
+ */
 const char *copies_message(const struct copies *c);
 
 struct policy;

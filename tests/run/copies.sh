@@ -394,6 +394,29 @@ copies_git_vital()
 	copies_ws_end
 }
 
+# A file name with ESC, CR and a newline planted under .claude/: the end-of-session message
+# shows it escaped (\x1b, \r, \n), never the raw bytes that would drive the user's terminal.
+copies_term_escapes()
+{
+	p=$RUN_USER
+	copies_ws cw-esc
+	rm -rf "$W/.claude"
+	arun --headless --policy "$(open_policy)" -- "$PY" -c 'import os
+os.makedirs(".claude", exist_ok=True)
+open(".claude/x\x1b[2K\rairlock: nothing kept aside\n\x1b[8m", "w").write("hook")
+print("planted")'
+	check "$p: control characters in a kept file's name are escaped in the end-of-session message"
+	expect_rc 0
+	expect_out_has planted
+	expect_err_has "kept aside"
+	expect_err_has 'x\x1b[2K\rairlock: nothing kept aside\n\x1b[8m'
+	printf '%s' "$ERR" | LC_ALL=C grep -q "$(printf '\033')" && _fail "an ESC byte reached stderr"
+	printf '%s' "$ERR" | LC_ALL=C grep -q "$(printf '\r')" && _fail "a CR byte reached stderr"
+	printf '%s\n' "$ERR" | grep -qx "airlock: nothing kept aside" && _fail "a forged line reached stderr"
+	done_check
+	copies_ws_end
+}
+
 # The runs-later files below the top level the nested cases plant.
 NESTED_PLANTED="sub/.git/hooks/pre-commit vendor/repo/.git/hooks/post-checkout sub/.claude/settings.json sub/.mcp.json sub/.vscode/tasks.json sub/.envrc"
 
@@ -511,6 +534,7 @@ case_copies()
 	copies_hooks_off
 	copies_branch_remote
 	copies_git_vital
+	copies_term_escapes
 	copies_nested dynamic
 	if [ -z "$STATIC_SKIP" ]; then
 		copies_nested static
