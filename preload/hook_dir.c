@@ -35,7 +35,7 @@
  * run with the variable removed.  They see the empty placeholders.
  */
 
-#define MAX_NAMES 32
+#define MAX_NAMES 64 /* the launcher sends at most this many (copies.c PH_ENV_MAX_NAMES) */
 
 static pthread_once_t ph_once = PTHREAD_ONCE_INIT;
 static char ph_buf[4096];      /* a copy of the variable's value, names NUL-separated */

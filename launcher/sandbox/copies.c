@@ -33,6 +33,44 @@ static const struct copy_spec builtin[] = {
 	{ "./.devcontainer", true, COPY_KEEP_ASIDE, NULL },
 	{ "./.mcp.json", false, COPY_KEEP_ASIDE, NULL },
 	{ "./.envrc", false, COPY_KEEP_ASIDE, NULL },
+	/* git hooks kept in the work tree: husky's (core.hooksPath .husky/_ runs .husky/NAME),
+	   pre-commit's (.pre-commit-config.yaml: `repo: local` hooks run any `entry` command at
+	   the next commit where pre-commit is installed) */
+	{ "./.husky", true, COPY_KEEP_ASIDE, NULL },
+	{ "./.pre-commit-config.yaml", false, COPY_KEEP_ASIDE, NULL },
+	/* tool configuration that runs code on ordinary use, not only an install: npm's
+	   node-options (--require FILE), script-shell; Yarn Berry's yarnPath (the JS file run as
+	   yarn itself); pnpm's .pnpmfile.cjs (hooks loaded by every install); Cargo's
+	   .cargo/config.toml (build.rustc-wrapper, target runners, aliases); mise's config
+	   ([hooks] enter, [env] _.source, tasks); Emacs's .dir-locals.el (eval forms); Vim's and
+	   Neovim's exrc files (.exrc, .vimrc, .nvimrc, .nvim.lua: Ex commands, Lua).
+	   Not .tool-versions: it names versions, no commands. */
+	{ "./.npmrc", false, COPY_KEEP_ASIDE, NULL },
+	{ "./.yarnrc.yml", false, COPY_KEEP_ASIDE, NULL },
+	{ "./.pnpmfile.cjs", false, COPY_KEEP_ASIDE, NULL },
+	{ "./.cargo", true, COPY_KEEP_ASIDE, NULL },
+	{ "./mise.toml", false, COPY_KEEP_ASIDE, NULL },
+	{ "./.mise.toml", false, COPY_KEEP_ASIDE, NULL },
+	{ "./.dir-locals.el", false, COPY_KEEP_ASIDE, NULL },
+	{ "./.exrc", false, COPY_KEEP_ASIDE, NULL },
+	{ "./.vimrc", false, COPY_KEEP_ASIDE, NULL },
+	{ "./.nvimrc", false, COPY_KEEP_ASIDE, NULL },
+	{ "./.nvim.lua", false, COPY_KEEP_ASIDE, NULL },
+	/* other agents' and editors' project configuration: MCP servers they start, hooks and
+	   tasks they run, rules they obey: Amazon Q (.amazonq/mcp.json, rules/), Roo Code
+	   (.roo/mcp.json, rules), Kiro (.kiro/settings/mcp.json, hooks/, steering/), Zed
+	   (.zed/settings.json context_servers, tasks.json), Continue (.continue/mcpServers/),
+	   Windsurf (.windsurf/rules/, workflows/), aider (.aider.conf.yml: test-cmd, lint-cmd run
+	   with auto-test/auto-lint), Cline (.clinerules/: rules, workflows, hooks/ scripts; a
+	   .clinerules file, the older form, is bound read-only) */
+	{ "./.amazonq", true, COPY_KEEP_ASIDE, NULL },
+	{ "./.roo", true, COPY_KEEP_ASIDE, NULL },
+	{ "./.kiro", true, COPY_KEEP_ASIDE, NULL },
+	{ "./.zed", true, COPY_KEEP_ASIDE, NULL },
+	{ "./.continue", true, COPY_KEEP_ASIDE, NULL },
+	{ "./.windsurf", true, COPY_KEEP_ASIDE, NULL },
+	{ "./.clinerules", true, COPY_KEEP_ASIDE, NULL },
+	{ "./.aider.conf.yml", false, COPY_KEEP_ASIDE, NULL },
 };
 
 /* .git's subdirectories bound straight through (read-write): data, not code. */
@@ -106,6 +144,7 @@ struct copies {
 	struct copies_result *res;
 	char *exclude_block; /* lines added to .git/info/exclude's copy: the placeholder files, or NULL */
 	char *ph_env;        /* "AIRLOCK_PLACEHOLDERS=NAME:...:/WORKSPACE", or NULL */
+	char *hooks_path;    /* "./REL": the hooks directory core.hooksPath names, copied; or NULL */
 	struct nested_rec *nr; /* runs-later files below the top level at launch, sorted by rel */
 	size_t nnr, capnr;
 	char *nested_root;     /* the workspace walked, or NULL */
@@ -718,11 +757,113 @@ static int item_prepare(struct copies *c, struct item *it, char *err, size_t err
 	return 0;
 }
 
-/* Adds the specs: the built-in list less the paths an extra spec names, then the extras. */
+/* Adds and prepares one spec (c->items has room for it). */
+static int item_add(struct copies *c, const struct copies_config *cfg, const struct copy_spec *s,
+		    char *err, size_t errlen)
+{
+	struct item *it = &c->items[c->nitems];
+	it->spec = *s;
+	int r = spec_paths(cfg, s->path, &it->host, &it->label);
+	if (r) {
+		c->nitems++;
+		return failf(err, errlen, r, "copies: '%s' is not ./REL, ~/REL or an absolute path",
+			     s->path);
+	}
+	it->work = joinf("%s/%zu/work", c->dir, c->nitems);
+	it->snap = joinf("%s/%zu/snap", c->dir, c->nitems);
+	it->init = joinf("%s/%zu/init", c->dir, c->nitems);
+	char *n = joinf("%s/%zu", c->dir, c->nitems);
+	c->nitems++;
+	if (!it->work || !it->snap || !it->init || !n || mkdir(n, 0700) != 0) {
+		free(n);
+		return failf(err, errlen, -ENOMEM, "cannot make the session's copies in %s", c->dir);
+	}
+	free(n);
+	return item_prepare(c, it, err, errlen);
+}
+
+static int run_git(char *const *argv, char **out, size_t *len);
+
+/*
+ * The workspace's hooks directory when the repository at its top names one
+ * inside it (core.hooksPath in .git/config: husky's .husky/_, a hooks/ kept
+ * in the tree): "./REL" (malloc'ed), or NULL (none, outside the workspace,
+ * inside .git, or where a copy already is: in one, or over one).
+ */
+static char *hooks_spec_path(const struct copies *c, const char *workspace, const char *home)
+{
+	char *conf = joinf("%s/.git/config", workspace), *text = NULL, *val = NULL, *full = NULL;
+	char canon[PATH_MAX], *rel = NULL;
+	struct stat st;
+	size_t len = 0;
+	if (!conf || lstat(conf, &st) != 0 || !S_ISREG(st.st_mode))
+		goto out;
+	FILE *f = fopen(conf, "re");
+	if (f) {
+		char buf[8192];
+		size_t n;
+		FILE *m = open_memstream(&text, &len);
+		while (m && (n = fread(buf, 1, sizeof buf, f)) > 0)
+			fwrite(buf, 1, n, m);
+		if (m)
+			fclose(m);
+		fclose(f);
+	}
+	if (!text || !strcasestr(text, "hookspath")) /* most repositories: no git started */
+		goto out;
+	char *argv[] = { "git", "config", "--file", conf, "--get", "core.hooksPath", NULL };
+	if (run_git(argv, &val, &len) != 0 || !val)
+		goto out;
+	val[strcspn(val, "\n")] = '\0';
+	if (!val[0])
+		goto out;
+	if (val[0] == '/')
+		full = strdup(val);
+	else if (val[0] == '~' && val[1] == '/')
+		full = joinf("%s/%s", home, val + 2);
+	else
+		full = joinf("%s/%s", workspace, val);
+	if (!full)
+		goto out;
+	if (realpath(full, canon)) {
+		free(full);
+		full = strdup(canon);
+	} else if (strstr(full, "/./") || strstr(full, "/../") || strstr(full, "//")) {
+		goto out; /* missing and not plain: not guessed at */
+	}
+	size_t wl = strlen(workspace), fl = full ? strlen(full) : 0;
+	while (fl > wl + 1 && full[fl - 1] == '/')
+		full[--fl] = '\0';
+	if (!full || strncmp(full, workspace, wl) != 0 || full[wl] != '/' || !full[wl + 1])
+		goto out;
+	const char *r = full + wl + 1;
+	if (!strcmp(r, ".git") || !strncmp(r, ".git/", 5))
+		goto out; /* the .git copy has it */
+	for (size_t i = 0; i < c->nitems; i++) {
+		const char *h = c->items[i].host;
+		size_t hl = strlen(h);
+		if ((!strncmp(full, h, hl) && (full[hl] == '/' || !full[hl])) ||
+		    (!strncmp(h, full, fl) && h[fl] == '/'))
+			goto out;
+	}
+	rel = joinf("./%s", r);
+out:
+	free(conf);
+	free(text);
+	free(val);
+	free(full);
+	return rel;
+}
+
+/*
+ * Adds the specs: the built-in list less the paths an extra spec names,
+ * then the extras, then the hooks directory core.hooksPath names in the
+ * workspace (hooks_spec_path()).
+ */
 static int items_add(struct copies *c, const struct copies_config *cfg, char *err, size_t errlen)
 {
 	size_t total = NELEM(builtin) + cfg->nextra;
-	c->items = calloc(total ? total : 1, sizeof *c->items);
+	c->items = calloc(total + 1, sizeof *c->items);
 	if (!c->items)
 		return failf(err, errlen, -ENOMEM, "out of memory");
 	for (size_t i = 0; i < total; i++) {
@@ -732,29 +873,19 @@ static int items_add(struct copies *c, const struct copies_config *cfg, char *er
 			replaced = replaced || !strcmp(cfg->extra[j].path, s->path);
 		if (replaced)
 			continue;
-		struct item *it = &c->items[c->nitems];
-		it->spec = *s;
-		int r = spec_paths(cfg, s->path, &it->host, &it->label);
-		if (r) {
-			c->nitems++;
-			return failf(err, errlen, r, "copies: '%s' is not ./REL, ~/REL or an absolute path",
-				     s->path);
-		}
-		it->work = joinf("%s/%zu/work", c->dir, c->nitems);
-		it->snap = joinf("%s/%zu/snap", c->dir, c->nitems);
-		it->init = joinf("%s/%zu/init", c->dir, c->nitems);
-		char *n = joinf("%s/%zu", c->dir, c->nitems);
-		c->nitems++;
-		if (!it->work || !it->snap || !it->init || !n || mkdir(n, 0700) != 0) {
-			free(n);
-			return failf(err, errlen, -ENOMEM, "cannot make the session's copies in %s", c->dir);
-		}
-		free(n);
-		if ((r = item_prepare(c, it, err, errlen)) != 0)
+		int r = item_add(c, cfg, s, err, errlen);
+		if (r)
 			return r;
+	}
+	if ((c->hooks_path = hooks_spec_path(c, cfg->workspace, cfg->home))) {
+		const struct copy_spec hs = { c->hooks_path, true, COPY_KEEP_ASIDE, NULL };
+		return item_add(c, cfg, &hs, err, errlen);
 	}
 	return 0;
 }
+
+/* The names AIRLOCK_PLACEHOLDERS carries at most: the shim's bound (preload/hook_dir.c MAX_NAMES). */
+#define PH_ENV_MAX_NAMES 64
 
 /*
  * The shim's list of this session's placeholders in the workspace's top
@@ -763,13 +894,14 @@ static int items_add(struct copies *c, const struct copies_config *cfg, char *er
  */
 static int ph_env_make(struct copies *c, const char *workspace)
 {
-	size_t wl = strlen(workspace);
+	size_t wl = strlen(workspace), named = 0;
 	char *acc = NULL;
-	for (size_t i = 0; i < c->nph; i++) {
+	for (size_t i = 0; i < c->nph && named < PH_ENV_MAX_NAMES; i++) {
 		const char *p = c->ph[i].path;
 		if (strncmp(p, workspace, wl) != 0 || p[wl] != '/' || !p[wl + 1] ||
 		    strchr(p + wl + 1, '/') || strchr(p + wl + 1, ':'))
 			continue;
+		named++;
 		char *n = joinf("%s%s:", acc ? acc : "AIRLOCK_PLACEHOLDERS=", p + wl + 1);
 		free(acc);
 		if (!(acc = n))
@@ -1747,7 +1879,10 @@ static bool nested_runs_later(enum nested_where where, const char *n)
 	enum nested_where sub;
 	switch (where) {
 	case NW_PLAIN:
+		/* NAME.code-workspace: VS Code's multi-root workspace file, whose "tasks" may
+		   run on folderOpen (also at the top level: no fixed name to copy) */
 		return !strcmp(n, ".mcp.json") || !strcmp(n, ".envrc") ||
+		       (l > 15 && !strcmp(n + l - 15, ".code-workspace")) ||
 		       (nested_enter(where, n, &sub) && sub != NW_PLAIN);
 	case NW_GITDIR:
 		return !strcmp(n, "config") || !strcmp(n, "hooks") || !strcmp(n, "modules");
@@ -2205,6 +2340,7 @@ void copies_free(struct copies *c)
 	free(c->id);
 	free(c->exclude_block);
 	free(c->ph_env);
+	free(c->hooks_path);
 	for (size_t i = 0; i < c->nnr; i++)
 		free(c->nr[i].rel);
 	free(c->nr);

@@ -107,18 +107,27 @@ struct copies;
 /*
  * The built-in list, relative to the workspace: .git (COPY_GIT_DIR),
  * .claude/, .codex/, .gemini/, .vscode/, .idea/, .cursor/, .devcontainer/
- * (directories, COPY_KEEP_ASIDE), .mcp.json, .envrc (files, COPY_KEEP_ASIDE).
- * *n receives the count.  Static.
+ * (directories, COPY_KEEP_ASIDE), .mcp.json, .envrc (files, COPY_KEEP_ASIDE);
+ * git hooks kept in the tree (.husky/, .pre-commit-config.yaml); tool
+ * configuration that runs code on ordinary use (.npmrc, .yarnrc.yml,
+ * .pnpmfile.cjs, .cargo/, mise.toml, .mise.toml, .dir-locals.el, .exrc,
+ * .vimrc, .nvimrc, .nvim.lua); other agents' and editors' project
+ * configuration (.amazonq/, .roo/, .kiro/, .zed/, .continue/, .windsurf/,
+ * .clinerules/, .aider.conf.yml); all COPY_KEEP_ASIDE (copies.c says what
+ * each runs).  *n receives the count.  Static.
  */
 const struct copy_spec *copies_builtin(size_t *n);
 
 /*
  * Makes the working copies and launch snapshots of the built-in list and
  * cfg->extra under STATE/sessions/ID/, and the placeholders of missing
- * paths.  Then records the runs-later files below the workspace's top level
+ * paths.  When the workspace's .git/config sets core.hooksPath to a
+ * directory inside the workspace (husky, a hooks/ in the tree; relative to
+ * the workspace, ~/ or absolute), that directory is a COPY_KEEP_ASIDE copy
+ * too (not when it is in .git, or in or over another copy).  Then records the runs-later files below the workspace's top level
  * (a bounded walk: nested repositories' hooks and config, sub/.claude/
  * settings*.json, sub/.mcp.json, sub/.codex/, sub/.vscode/tasks.json,
- * sub/.envrc...; a copy of each of at most 64 KiB under
+ * sub/.envrc, NAME.code-workspace at any level...; a copy of each of at most 64 KiB under
  * STATE/sessions/ID/nested/, the list in STATE/sessions/ID/nested.list),
  * for copies_finish() to find what changed.  First, the stores of sessions
  * whose launcher died are swept: placeholders removed, their nested files
@@ -133,8 +142,9 @@ int copies_prepare(const struct copies_config *cfg, struct copies **out, char *e
  * for the agent's environment: the shim leaves an entry of that directory
  * with one of these names out of readdir(3) and scandir(3) while it is
  * empty (a directory without entries, a file of size 0), so `ls -la`,
- * `find`, `git status --ignored` inside list what a bare run lists.  NULL
- * when there is none.  Valid until copies_free().
+ * `find`, `git status --ignored` inside list what a bare run lists.  At
+ * most 64 names (the shim's bound; more are left out of the variable and
+ * show).  NULL when there is none.  Valid until copies_free().
  */
 const char *copies_placeholder_env(const struct copies *c);
 

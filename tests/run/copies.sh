@@ -417,6 +417,42 @@ print("planted")'
 	copies_ws_end
 }
 
+# Hooks in the work tree (core.hooksPath githooks, set before the session), husky's .husky/,
+# tool configs that run code on ordinary use (.npmrc, .cargo/config.toml, .yarnrc.yml, mise.toml,
+# .nvim.lua), other agents' configs (.amazonq/, .kiro/, .aider.conf.yml) and a VS Code
+# NAME.code-workspace: each kept aside with an event, the hook's launch version stays.
+COPIES_TOOLS=".husky/pre-commit .npmrc .cargo/config.toml .yarnrc.yml mise.toml .nvim.lua .amazonq/mcp.json .kiro/settings/mcp.json .aider.conf.yml p.code-workspace"
+copies_tool_configs()
+{
+	p=$RUN_USER
+	copies_ws cw-tools
+	rm -rf "$W/githooks" "$W/.husky" "$W/.cargo" "$W/.amazonq" "$W/.kiro"
+	mkdir "$W/githooks"
+	printf '#!/bin/sh\necho user hook\n' >"$W/githooks/pre-commit"
+	chmod +x "$W/githooks/pre-commit"
+	hook0=$(cksum <"$W/githooks/pre-commit")
+	hostgit config core.hooksPath githooks
+	[ -z "$AS" ] || chown -R "$RUN_USER" "$W"
+	arun --headless --policy "$(open_policy)" -- sh -c 'echo "echo TOOLS_PLANTED" >>githooks/pre-commit &&
+		echo TOOLS_PLANTED >githooks/post-checkout &&
+		mkdir -p .husky .cargo .amazonq .kiro/settings &&
+		for f in '"$COPIES_TOOLS"'; do echo TOOLS_PLANTED >"$f"; done && echo planted'
+	check "$p: hooks in core.hooksPath's work-tree directory, .husky, tool configs (.npmrc, .cargo/...), other agents' configs and *.code-workspace are kept aside with events"
+	expect_rc 0
+	expect_out_has planted
+	[ "$(cksum <"$W/githooks/pre-commit")" = "$hook0" ] || _fail "githooks/pre-commit on the host changed: $(cat "$W/githooks/pre-commit")"
+	expect_kept "$W/githooks/pre-commit" TOOLS_PLANTED
+	expect_kept "$W/githooks/post-checkout" TOOLS_PLANTED
+	for f in $COPIES_TOOLS; do
+		expect_kept "$W/$f" TOOLS_PLANTED
+	done
+	for f in .npmrc .yarnrc.yml mise.toml .nvim.lua .aider.conf.yml .husky .cargo .amazonq .kiro; do
+		[ ! -e "$W/$f" ] || _fail "$W/$f is on the host (a placeholder left, or planted content)"
+	done
+	done_check
+	copies_ws_end
+}
+
 # The runs-later files below the top level the nested cases plant.
 NESTED_PLANTED="sub/.git/hooks/pre-commit vendor/repo/.git/hooks/post-checkout sub/.claude/settings.json sub/.mcp.json sub/.vscode/tasks.json sub/.envrc"
 
@@ -535,6 +571,7 @@ case_copies()
 	copies_branch_remote
 	copies_git_vital
 	copies_term_escapes
+	copies_tool_configs
 	copies_nested dynamic
 	if [ -z "$STATIC_SKIP" ]; then
 		copies_nested static
