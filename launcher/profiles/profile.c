@@ -55,6 +55,12 @@ static const struct copy_spec claude_copies[] = {
 	{ "~/.claude/agents", true, COPY_KEEP_ASIDE, NULL },
 	{ "~/.claude/commands", true, COPY_KEEP_ASIDE, NULL },
 	{ "~/.claude/CLAUDE.md", false, COPY_KEEP_ASIDE, NULL },
+	/* what Claude Code's binary says it runs unasked: the daemon's workers, scheduled jobs */
+	{ "~/.claude/daemon.json", false, COPY_KEEP_ASIDE, NULL },
+	{ "~/.claude/jobs", true, COPY_KEEP_ASIDE, NULL },
+	/* scripts at the top of ~/.claude that settings name (statusLine, hooks): checked after
+	   the session, not copied (the directory is the agent's state, written in place) */
+	{ "~/.claude", true, COPY_TOP_SCRIPTS, NULL },
 };
 static const struct profile claude = {
 	.name = "claude",
@@ -125,11 +131,21 @@ static int codex_helpers(const char *resolved, char **out, size_t cap)
  * binary (no shim in it: the programs it runs are scrubbed, it is not).
  * State in ~/.codex/ (auth.json, sessions, history, logs).  Runs later:
  * config.toml (notify, mcp_servers, profiles' commands), rules/ (command
- * approvals), AGENTS.md is prompt text.
+ * approvals), managed_config.toml, hooks, AGENTS.md, prompts/.
  */
 static const struct copy_spec codex_copies[] = {
 	{ "~/.codex/config.toml", false, COPY_KEEP_ASIDE, NULL },
 	{ "~/.codex/rules", true, COPY_KEEP_ASIDE, NULL },
+	/* named in the codex binary (strings): the legacy managed_config.toml layered over
+	   config.toml (notify, mcp_servers), hooks.json and hooks/ (commands run on events),
+	   AGENTS.md and AGENTS.override.md (instructions every session obeys), prompts/ (custom
+	   prompts).  Not skills/: Codex writes its bundled skills into skills/.system itself. */
+	{ "~/.codex/managed_config.toml", false, COPY_KEEP_ASIDE, NULL },
+	{ "~/.codex/hooks.json", false, COPY_KEEP_ASIDE, NULL },
+	{ "~/.codex/hooks", true, COPY_KEEP_ASIDE, NULL },
+	{ "~/.codex/AGENTS.md", false, COPY_KEEP_ASIDE, NULL },
+	{ "~/.codex/AGENTS.override.md", false, COPY_KEEP_ASIDE, NULL },
+	{ "~/.codex/prompts", true, COPY_KEEP_ASIDE, NULL },
 };
 static const struct profile codex = {
 	.name = "codex",

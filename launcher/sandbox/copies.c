@@ -100,6 +100,13 @@ static const char *const git_safe_keys[] = {
 	"push.default", "push.autosetupremote",
 };
 
+/* COPY_TOP_SCRIPTS: one top-level file as it was at launch. */
+struct top_rec {
+	char *name;
+	struct stat st;
+	bool snap; /* its content is in the item's snap/NAME */
+};
+
 struct item {
 	struct copy_spec spec;
 	char *host;  /* the real path */
@@ -110,6 +117,8 @@ struct item {
 	bool existed;
 	bool ro_only;             /* bound read-only at itself: no copy */
 	bool through[NELEM(git_through)]; /* COPY_GIT_DIR: that subdirectory was bound through */
+	struct top_rec *tops;     /* COPY_TOP_SCRIPTS: the top-level files at launch */
+	size_t ntops, captops;
 };
 
 struct nested_rec;
@@ -709,10 +718,54 @@ static int git_prepare(struct copies *c, struct item *it)
 	return r;
 }
 
+#define TOP_SNAP_MAX 65536
+
+/* COPY_TOP_SCRIPTS at launch: each file (regular or symlink) directly in it->host recorded, small ones copied. */
+static int top_prepare(struct item *it)
+{
+	DIR *d = opendir(it->host);
+	struct dirent *de;
+	if (!d)
+		return 0; /* missing: every file found at the end is new */
+	if (mkdir(it->snap, 0700) != 0 && errno != EEXIST) {
+		closedir(d);
+		return -errno;
+	}
+	while ((de = readdir(d))) {
+		struct stat st;
+		if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 ||
+		    !(S_ISREG(st.st_mode) || S_ISLNK(st.st_mode)))
+			continue;
+		struct top_rec *n = it->ntops == it->captops
+					    ? grow_array(it->tops, &it->captops, it->ntops + 1, sizeof *n, 16)
+					    : it->tops;
+		if (!n)
+			break;
+		it->tops = n;
+		struct top_rec *t = &it->tops[it->ntops];
+		*t = (struct top_rec){ .name = strdup(de->d_name), .st = st };
+		if (!t->name)
+			break;
+		it->ntops++;
+		char *src = joinf("%s/%s", it->host, de->d_name), *dst = joinf("%s/%s", it->snap, de->d_name);
+		if (src && dst && S_ISREG(st.st_mode) && st.st_size <= TOP_SNAP_MAX)
+			t->snap = copy_file(src, dst) == 0;
+		free(src);
+		free(dst);
+	}
+	closedir(d);
+	return 0;
+}
+
 static int item_prepare(struct copies *c, struct item *it, char *err, size_t errlen)
 {
 	struct stat st;
 	int r = 0;
+	if (it->spec.apply == COPY_TOP_SCRIPTS) {
+		if ((r = top_prepare(it)) != 0)
+			return failf(err, errlen, r, "cannot record %s: %s", it->host, strerror(-r));
+		return 0;
+	}
 	int k = kind_of(it->host, &st);
 	it->existed = k != 0;
 	/* a symlink, a .git file (gitdir: pointer), a file where a directory is expected: read-only */
@@ -1746,13 +1799,95 @@ static void git_finish(struct copies *c, const struct item *it)
 		closedir(d);
 }
 
+/* ---- directories written in place: their top-level scripts -------------------------- */
+
+static bool name_in(const char *n, const char *const *list, size_t len);
+
+/* Files of a COPY_TOP_SCRIPTS directory that are state its program writes, never run. */
+static bool top_state_file(const char *n)
+{
+	size_t l = strlen(n);
+	return !strcmp(n, "history.jsonl") || !strcmp(n, ".credentials.json") ||
+	       (l > 5 && !strcmp(n + l - 5, ".lock")) || strstr(n, ".backup");
+}
+
+/* True when the file n (st: its lstat) in dfd looks like something a shell or interpreter runs. */
+static bool top_script(int dfd, const char *n, const struct stat *st)
+{
+	static const char *const ext[] = { ".sh", ".bash", ".zsh", ".py", ".js", ".mjs", ".cjs",
+					   ".ts", ".rb", ".pl" };
+	const char *dot = strrchr(n, '.');
+	if (dot && dot != n && name_in(dot, ext, NELEM(ext)))
+		return true;
+	if (!S_ISREG(st->st_mode))
+		return false;
+	if (st->st_mode & 0111)
+		return true;
+	char head[2] = { 0, 0 };
+	int fd = openat(dfd, n, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+	bool shebang = fd >= 0 && read(fd, head, 2) == 2 && head[0] == '#' && head[1] == '!';
+	if (fd >= 0)
+		close(fd);
+	return shebang;
+}
+
+/* COPY_TOP_SCRIPTS after the session: new or changed scripts directly in it->host moved aside. */
+static void top_finish(struct copies *c, const struct item *it)
+{
+	DIR *d = opendir(it->host);
+	struct dirent *de;
+	while (d && (de = readdir(d))) {
+		const char *n = de->d_name;
+		struct stat st;
+		if (fstatat(dirfd(d), n, &st, AT_SYMLINK_NOFOLLOW) != 0 ||
+		    !(S_ISREG(st.st_mode) || S_ISLNK(st.st_mode)) || top_state_file(n))
+			continue;
+		const struct top_rec *t = NULL;
+		for (size_t i = 0; i < it->ntops && !t; i++)
+			if (!strcmp(it->tops[i].name, n))
+				t = &it->tops[i];
+		if (t && t->st.st_ino == st.st_ino && t->st.st_mode == st.st_mode &&
+		    t->st.st_size == st.st_size && t->st.st_mtim.tv_sec == st.st_mtim.tv_sec &&
+		    t->st.st_mtim.tv_nsec == st.st_mtim.tv_nsec &&
+		    t->st.st_ctim.tv_sec == st.st_ctim.tv_sec && t->st.st_ctim.tv_nsec == st.st_ctim.tv_nsec)
+			continue; /* untouched */
+		if (!top_script(dirfd(d), n, &st))
+			continue;
+		char *host = joinf("%s/%s", it->host, n), *snap = joinf("%s/%s", it->snap, n);
+		if (!host || !snap || (t && t->snap && same(host, snap))) {
+			free(host);
+			free(snap);
+			continue;
+		}
+		char *k = keep(c, it, n, host);
+		const char *what;
+		if (t && t->snap && install(snap, host) == 0)
+			what = "a script changed in the session; its launch version put back";
+		else if (unlink(host) == 0)
+			what = t ? "a script changed in the session; removed (its launch version was too "
+				   "big to copy)"
+				 : "a script made in the session; removed";
+		else
+			what = "a script made or changed in the session; could not be removed";
+		note(c, AUDIT_KEPT_ASIDE, host, k, "%s (settings may run it later)%s", what,
+		     k ? "" : " (could not be kept: lost)");
+		free(k);
+		free(host);
+		free(snap);
+	}
+	if (d)
+		closedir(d);
+}
+
 /* ---- the end ---------------------------------------------------------------------- */
 
 static void item_finish(struct copies *c, const struct item *it)
 {
 	if (it->ro_only)
 		return;
-	if (it->spec.apply == COPY_GIT_DIR) {
+	if (it->spec.apply == COPY_TOP_SCRIPTS) {
+		top_finish(c, it);
+	} else if (it->spec.apply == COPY_GIT_DIR) {
 		git_finish(c, it);
 	} else if (it->spec.dir) {
 		diff_tree(c, it, "", it->work, it->snap, it->host, DIFF_KEEP);
@@ -2326,6 +2461,9 @@ void copies_free(struct copies *c)
 		free(c->items[i].work);
 		free(c->items[i].snap);
 		free(c->items[i].init);
+		for (size_t j = 0; j < c->items[i].ntops; j++)
+			free(c->items[i].tops[j].name);
+		free(c->items[i].tops);
 	}
 	free(c->items);
 	for (size_t i = 0; i < c->nstrings; i++)
@@ -2386,8 +2524,17 @@ static int deny_write(struct policy *p, const char *pattern)
 static int spec_rules(struct policy *p, const struct copy_spec *s)
 {
 	static const char *const git[] = { "hooks", "hooks/**", "config", "config.worktree" };
+	static const char *const scripts[] = { "*.sh", "*.py", "*.js", "*.ts" };
 	char pat[PATH_MAX];
 	int r = 0;
+	if (s->apply == COPY_TOP_SCRIPTS) {
+		/* the directory itself stays writable: only the usual script names at its top */
+		for (size_t i = 0; i < NELEM(scripts) && !r; i++) {
+			snprintf(pat, sizeof pat, "%s/%s", s->path, scripts[i]);
+			r = deny_write(p, pat);
+		}
+		return r;
+	}
 	if (s->apply == COPY_GIT_DIR) {
 		for (size_t i = 0; i < NELEM(git) && !r; i++) {
 			snprintf(pat, sizeof pat, "%s/%s", s->path, git[i]);

@@ -58,6 +58,16 @@ enum copy_apply {
 			     copy_spec.keys (dotted paths, '*' one level: "hooks",
 			     "projects.*.mcpServers"); then those keys keep their launch value
 			     and the whole new file is kept aside */
+	COPY_TOP_SCRIPTS, /* a directory (dir must be true) the agent writes in place, not a
+			     copy: its top-level files are recorded at launch (a copy of each of
+			     at most 64 KiB); after the session each new or changed one that
+			     looks like a script (executable, "#!" first, or .sh, .bash, .zsh,
+			     .py, .js, .mjs, .cjs, .ts, .rb, .pl; a symlink of such a name) and
+			     is not a known state file (history.jsonl, .credentials.json, *.lock,
+			     *.backup*) is moved aside (kept_aside): its launch version put back,
+			     or removed.  Settings elsewhere may name such a script (a status
+			     line, a hook).  Subdirectories are not looked at; a killed
+			     launcher's session is not checked */
 	COPY_GIT_DIR,     /* a .git directory (dir must be true): its top-level files are copies
 			     (config merged as COPY_GIT_CONFIG; HEAD, index, packed-refs, *_HEAD,
 			     COMMIT_EDITMSG, description, shallow applied unless the host's
@@ -79,7 +89,7 @@ enum copy_apply {
 struct copy_spec {
 	const char *path;        /* "./REL" (workspace), "~/REL" (home) or absolute */
 	bool dir;                /* a directory (copied whole) rather than a file */
-	enum copy_apply apply;   /* a directory: COPY_KEEP_ASIDE or COPY_GIT_DIR */
+	enum copy_apply apply;   /* a directory: COPY_KEEP_ASIDE, COPY_TOP_SCRIPTS or COPY_GIT_DIR */
 	const char *const *keys; /* COPY_JSON_KEYS: NULL-terminated list; else NULL */
 };
 
@@ -196,7 +206,8 @@ struct policy;
  * --no-sandbox: no mounts, so no copies.  The shim is the only layer left;
  * this appends to p (before it is compiled) one deny rule for writes per
  * runs-later path of the built-in list and of extra: a directory and
- * everything below it, a file, .git's hooks/, config and config.worktree.
+ * everything below it, a file, .git's hooks/, config and config.worktree,
+ * a COPY_TOP_SCRIPTS directory's top-level *.sh, *.py, *.js, *.ts.
  * Writing them then fails (EACCES) in dynamically linked programs, and
  * legitimate writes (git config user.email) fail too: static programs and
  * raw syscalls are not stopped (the log's session_start says --no-sandbox).

@@ -231,6 +231,55 @@ profiles_write_paths()
 	done_check
 }
 
+# What the agents run later besides their settings: Claude Code's daemon.json and jobs/, a
+# script at the top of ~/.claude a setting names (changed: its launch version put back; new:
+# removed), Codex's managed_config.toml, hooks.json, hooks/, AGENTS.md, prompts/.  State that is
+# not a script (a new stats file at the top of ~/.claude) stays.
+profiles_runs_later()
+{
+	mkdir -p "$T/agents2"
+	printf '#!/bin/sh\nexec sh -c "$*"\n' >"$T/agents2/claude"
+	cp "$T/agents2/claude" "$T/agents2/codex"
+	chmod 755 "$T/agents2" "$T/agents2/claude" "$T/agents2/codex"
+	rm -rf "${H:?}/.claude" "$H/.codex"
+	mkdir -p "$H/.claude"
+	printf '#!/bin/sh\necho status\n' >"$H/.claude/statusline.sh"
+	chmod 755 "$H/.claude/statusline.sh"
+	echo "{}" >"$H/.claude/history.jsonl"
+	[ -z "$AS" ] || chown -R "$RUN_USER" "$H/.claude"
+	arun --headless -- "$T/agents2/claude" 'echo "echo RL_PLANTED" >>~/.claude/statusline.sh &&
+		printf "#!/bin/sh\necho RL_PLANTED\n" >~/.claude/run-me && echo RL_PLANTED >~/.claude/helper.py &&
+		echo "{\"workers\":[\"RL_PLANTED\"]}" >~/.claude/daemon.json &&
+		mkdir -p ~/.claude/jobs && echo RL_PLANTED >~/.claude/jobs/j.json &&
+		echo "{\"n\":1}" >~/.claude/stats-cache.json && echo "{}" >>~/.claude/history.jsonl && echo planted'
+	check "$RUN_USER: profiles: claude's daemon.json, jobs/ and scripts at the top of ~/.claude are kept aside; its state stays"
+	expect_rc 0
+	expect_out_has planted
+	expect_kept "$H/.claude/daemon.json" RL_PLANTED
+	expect_kept "$H/.claude/jobs/j.json" RL_PLANTED
+	expect_kept "$H/.claude/statusline.sh" RL_PLANTED
+	expect_kept "$H/.claude/run-me" RL_PLANTED
+	expect_kept "$H/.claude/helper.py" RL_PLANTED
+	grep -q "echo status" "$H/.claude/statusline.sh" 2>/dev/null || _fail "statusline.sh's launch version was not put back"
+	expect_no_file "$H/.claude/run-me"
+	expect_file "$H/.claude/stats-cache.json"
+	[ "$(wc -l <"$H/.claude/history.jsonl")" = 2 ] || _fail "history.jsonl did not keep the session's line"
+	expect_no_log event=kept_aside file="$H/.claude/stats-cache.json"
+	done_check
+
+	arun --headless -- "$T/agents2/codex" 'printf "notify = [\"RL_PLANTED\"]\n" >~/.codex/managed_config.toml &&
+		mkdir -p ~/.codex/hooks ~/.codex/prompts && echo RL_PLANTED >~/.codex/hooks.json &&
+		echo RL_PLANTED >~/.codex/hooks/h.json && echo RL_PLANTED >~/.codex/AGENTS.md &&
+		echo RL_PLANTED >~/.codex/prompts/review.md && echo planted'
+	check "$RUN_USER: profiles: codex's managed_config.toml, hooks.json, hooks/, AGENTS.md, prompts/ are kept aside"
+	expect_rc 0
+	expect_out_has planted
+	for f in managed_config.toml hooks.json hooks/h.json AGENTS.md prompts/review.md; do
+		expect_kept "$H/.codex/$f" RL_PLANTED
+	done
+	done_check
+}
+
 case_profiles()
 {
 	need_sandbox "$RUN_USER: agent profiles" || return
@@ -246,5 +295,6 @@ case_profiles()
 	profiles_policy
 	profiles_check
 	profiles_write_paths
+	profiles_runs_later
 	CALLER_ENV=""
 }
