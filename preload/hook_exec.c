@@ -25,14 +25,17 @@ extern char **environ;
 /*
  * Decides starting `path` (relative to dirfd, canon_flags CANON_*) with argv.
  * Command rules see the path as invoked, made absolute; file exec rules see
- * it canonical (symlinks resolved).
+ * it canonical (symlinks resolved).  *agent: true when the agent's own
+ * process, holding its keys, starts itself again (shim_agent_target), so the
+ * keys go along; false otherwise.
  */
 static enum policy_decision decide_exec(int dirfd, const char *path, char *const argv[],
-					unsigned canon_flags)
+					unsigned canon_flags, bool *agent)
 {
 	char abs[PATH_BUF], canon[PATH_BUF], cwd[PATH_BUF];
 	static char *const no_args[] = { NULL };
 	const struct policy_image *img = shim_image();
+	*agent = false;
 	if (!argv)
 		argv = no_args;
 	if (!path)
@@ -50,8 +53,10 @@ static enum policy_decision decide_exec(int dirfd, const char *path, char *const
 	if (img && argv[0] && loader_is(canon)) {
 		size_t i = loader_program((const char *const *)argv);
 		if (i)
-			return decide_exec(AT_FDCWD, argv[i], argv + i, 0);
+			return decide_exec(AT_FDCWD, argv[i], argv + i, 0, agent);
 	}
+	if (shim_holds_keys())
+		*agent = shim_agent_target(abs, canon, argv);
 	/*
 	 * A program that does not exist is not started: let the real call fail
 	 * with ENOENT rather than ask a human about each PATH entry a shell tries.
@@ -90,7 +95,9 @@ static size_t count(char *const v[])
 	return n;
 }
 
-static char *const *fixed_env(char *const envp[], struct env_room *r, char **stack, size_t scap)
+/* envp fixed by shim_fix_env (drop_keys: without the agent's keys), in r's room. */
+static char *const *fixed_env(char *const envp[], struct env_room *r, char **stack, size_t scap,
+			      bool drop_keys)
 {
 	size_t need = count(envp) + 3;
 	r->vec = stack;
@@ -100,13 +107,15 @@ static char *const *fixed_env(char *const envp[], struct env_room *r, char **sta
 		size_t bytes = need * sizeof(char *);
 		void *m = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 		if (m == MAP_FAILED)
-			return envp;
+			return drop_keys ? NULL : envp;
 		r->vec = m;
 		r->cap = need;
 		r->mapped = bytes;
 	}
-	char *const *e = shim_fix_env(envp, r->vec, r->cap, r->preload, sizeof r->preload);
-	return e ? e : envp;
+	char *const *e = shim_fix_env(envp, r->vec, r->cap, r->preload, sizeof r->preload,
+				      drop_keys);
+	/* no room for the fixed copy: a program that would get the keys does not start */
+	return e ? e : drop_keys ? NULL : envp;
 }
 
 static void env_done(struct env_room *r)
@@ -118,14 +127,14 @@ static void env_done(struct env_room *r)
 /* ---- PATH search, as execvp(3) and posix_spawnp(3) do it -------------------------- */
 
 /* Decides an execvp-style start of file: searched along PATH when it has no '/'. */
-static enum policy_decision decide_execp(const char *file, char *const argv[])
+static enum policy_decision decide_execp(const char *file, char *const argv[], bool *agent)
 {
 	char found[PATH_BUF];
 	/* the search `airlock run` and `airlock check` resolve a command name with (core/pathsearch.h) */
 	if (file && !strchr(file, '/') && file[0] &&
 	    path_search(file, getenv("PATH"), found, sizeof found) > 0)
-		return decide_exec(AT_FDCWD, found, argv, 0);
-	return decide_exec(AT_FDCWD, file, argv, 0);
+		return decide_exec(AT_FDCWD, found, argv, 0, agent);
+	return decide_exec(AT_FDCWD, file, argv, 0, agent);
 }
 
 /* ---- the hooks ----------------------------------------------------------------------- */
@@ -150,19 +159,20 @@ struct exec_call {
 	int flags; /* EXEC_AT */
 };
 
-static enum policy_decision decide_call(const struct exec_call *c)
+static enum policy_decision decide_call(const struct exec_call *c, bool *agent)
 {
 	switch (c->kind) {
 	case EXEC_VE:
-		return decide_exec(AT_FDCWD, c->path, c->argv, 0);
+		return decide_exec(AT_FDCWD, c->path, c->argv, 0, agent);
 	case EXEC_VPE:
-		return decide_execp(c->path, c->argv);
+		return decide_execp(c->path, c->argv, agent);
 	case EXEC_FD:
-		return decide_exec(c->dirfd, "", c->argv, CANON_EMPTY_PATH);
+		return decide_exec(c->dirfd, "", c->argv, CANON_EMPTY_PATH, agent);
 	default:
 		return decide_exec(c->dirfd, c->path, c->argv,
 				   ((c->flags & AT_EMPTY_PATH) ? CANON_EMPTY_PATH : 0) |
-					   ((c->flags & AT_SYMLINK_NOFOLLOW) ? CANON_NOFOLLOW : 0));
+					   ((c->flags & AT_SYMLINK_NOFOLLOW) ? CANON_NOFOLLOW : 0),
+				   agent);
 	}
 }
 
@@ -190,13 +200,19 @@ static int guarded_exec(const struct exec_call *c)
 	if (!shim_enter())
 		return call_real(c, c->envp);
 	int saved = errno;
-	enum policy_decision d = decide_call(c);
+	bool agent;
+	enum policy_decision d = decide_call(c, &agent);
 	char *stack[STACK_ENV];
 	struct env_room room;
-	char *const *env = d == POLICY_ALLOW ? fixed_env(c->envp, &room, stack, STACK_ENV) : NULL;
+	room.mapped = 0;
+	char *const *env = d == POLICY_ALLOW ? fixed_env(c->envp, &room, stack, STACK_ENV,
+							 shim_holds_keys() && !agent)
+					     : NULL;
 	shim_leave();
-	if (d != POLICY_ALLOW)
+	if (d != POLICY_ALLOW || !env) {
+		env_done(&room);
 		return refuse();
+	}
 	errno = saved;
 	int r = call_real(c, env);
 	saved = errno;
@@ -339,15 +355,21 @@ static int do_spawn(bool search, pid_t *pid, const char *path, const posix_spawn
 	    shim_spawn_dir(fa, dir, sizeof dir) &&
 	    shim_join(joined, sizeof joined, dir, "/", path, (char *)NULL))
 		p = joined;
-	enum policy_decision d = search && p == path ? decide_execp(path, argv)
-						     : decide_exec(AT_FDCWD, p, argv, 0);
+	bool agent;
+	enum policy_decision d = search && p == path ? decide_execp(path, argv, &agent)
+						     : decide_exec(AT_FDCWD, p, argv, 0, &agent);
 	char *stack[STACK_ENV];
 	struct env_room room;
-	char *const *env = d == POLICY_ALLOW ? fixed_env(envp, &room, stack, STACK_ENV) : NULL;
+	room.mapped = 0;
+	char *const *env = d == POLICY_ALLOW ? fixed_env(envp, &room, stack, STACK_ENV,
+							 shim_holds_keys() && !agent)
+					     : NULL;
 	shim_leave();
 	errno = saved;
-	if (d != POLICY_ALLOW)
+	if (d != POLICY_ALLOW || !env) {
+		env_done(&room);
 		return EACCES;
+	}
 	int r = real(pid, path, fa, attr, argv, env);
 	env_done(&room);
 	errno = saved;
@@ -376,9 +398,11 @@ static enum policy_decision decide_shell(const char *command)
 	char *argv[] = { "sh", "-c", (char *)command, NULL };
 	char *stack[STACK_ENV];
 	struct env_room room;
-	enum policy_decision d = decide_exec(AT_FDCWD, "/bin/sh", argv, 0);
-	char *const *env = fixed_env(environ, &room, stack, STACK_ENV);
-	if (d == POLICY_ALLOW && env != environ) {
+	bool agent;
+	/* the shell inherits environ as it is: the agent's keys go to it (its shim scrubs them) */
+	enum policy_decision d = decide_exec(AT_FDCWD, "/bin/sh", argv, 0, &agent);
+	char *const *env = fixed_env(environ, &room, stack, STACK_ENV, false);
+	if (d == POLICY_ALLOW && env && env != environ) {
 		for (size_t i = 0; env[i]; i++)
 			if (strncmp(env[i], "LD_PRELOAD=", 11) == 0 ||
 			    strncmp(env[i], "AIRLOCK_DIR=", 12) == 0)

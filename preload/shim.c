@@ -213,13 +213,15 @@ void shim_init(void)
 
 /* ---- the agent's keys: its own processes only ------------------------------------------ */
 
-/*
- * Set by the constructor in every process but the agent's own when an agent
- * profile's keys are scrubbed: another process's /proc/PID/environ and
- * /proc/PID/mem are not read (the agent's static helpers, such as Codex's
- * native binary, stay dumpable and hold the key).
- */
-static bool guard_environ;
+static char agent_keys[1024];  /* $AIRLOCK_AGENT_KEYS at start-up: names separated by ':' */
+static char agent_exes[8192];  /* $AIRLOCK_AGENT_EXE at start-up: paths separated by ':' */
+static bool arg_names_agent;   /* argv[1] is one of agent_exes */
+static bool env_names_agent;   /* argv[1] an interpreter's name, argv[2] one of agent_exes */
+static bool holds_keys;        /* the agent's own process, holding a key (set before main) */
+static pthread_once_t agent_once = PTHREAD_ONCE_INIT;
+static bool agent_self;
+static pthread_once_t session_agent_once = PTHREAD_ONCE_INIT;
+static bool session_agent;     /* the session has an agent profile ($AIRLOCK_DIR/agent exists) */
 
 /* True when canon is /proc/PID/environ or /proc/PID/mem (or a task's) of another process. */
 static bool other_environ(const char *canon)
@@ -254,40 +256,120 @@ static char *env_value(const char *name, size_t len)
 	return NULL;
 }
 
-/* True when the ':'-separated list holds s (a NULL s never). */
-static bool list_has(const char *list, const char *s)
+/* True when the list (entries separated by sep) holds the n bytes at s (a NULL s never). */
+static bool list_has_n(const char *list, char sep, const char *s, size_t n)
 {
-	size_t n = s ? strlen(s) : 0;
-	for (const char *p = list; s && *p;) {
-		size_t len = strcspn(p, ":");
+	const char seps[2] = { sep, '\0' };
+	for (const char *p = list; s && n && *p;) {
+		size_t len = strcspn(p, seps);
 		if (len == n && strncmp(p, s, n) == 0)
 			return true;
-		p += len + (p[len] == ':');
+		p += len + (p[len] == sep);
 	}
 	return false;
 }
 
+/* True when the ':'-separated list holds s (a NULL s never). */
+static bool list_has(const char *list, const char *s)
+{
+	return s && list_has_n(list, ':', s, strlen(s));
+}
+
+static const char *base_name(const char *path)
+{
+	const char *slash = path ? strrchr(path, '/') : NULL;
+	return slash ? slash + 1 : path;
+}
+
 /*
- * This process is the agent's own: its executable (/proc/self/exe) is one
- * of exes, or it is an interpreter running the agent's script (argv[1], or
- * argv[2] after env(1) as a `#!/usr/bin/env node` line runs it).
+ * True when a program (exe: its path, resolved) run with argv is one of the
+ * agent's own: exe is one of agent_exes, or argv[1] is one of them (an
+ * interpreter running the agent's script), or exe is env(1) with the
+ * agent's script as argv[2], as a `#!/usr/bin/env node` line runs it.
  */
-static bool agent_process(const char *exes, int argc, char **argv)
+static bool agent_program(const char *exe, bool arg1, bool arg2)
+{
+	const char *base = base_name(exe);
+	return list_has(agent_exes, exe) || arg1 ||
+	       (arg2 && base && strcmp(base, "env") == 0);
+}
+
+/* argv[1] / argv[2] name the agent's script, as agent_program() reads them. */
+static void agent_args(char *const argv[], bool *arg1, bool *arg2)
+{
+	*arg1 = argv && argv[0] && list_has(agent_exes, argv[1]);
+	*arg2 = argv && argv[0] && argv[1] && list_has(agent_exes, argv[2]);
+}
+
+static void agent_once_fn(void)
 {
 	char self[4096];
+	int saved = errno;
 	long n = syscall(SYS_readlinkat, AT_FDCWD, "/proc/self/exe", self, sizeof self - 1);
-	if (n > 0) {
+	if (n > 0 && agent_exes[0]) {
 		self[n] = '\0';
-		if (list_has(exes, self))
-			return true;
+		agent_self = agent_program(self, arg_names_agent, env_names_agent);
 	}
-	if (argc < 2 || !argv)
+	errno = saved;
+}
+
+/* This process is the agent's own (decided once, on first need: one readlink). */
+static bool is_agent(void)
+{
+	pthread_once(&agent_once, agent_once_fn);
+	return agent_self;
+}
+
+bool shim_holds_keys(void)
+{
+	return holds_keys;
+}
+
+bool shim_agent_target(const char *path, const char *canon, char *const argv[])
+{
+	bool arg1, arg2;
+	agent_args(argv, &arg1, &arg2);
+	return list_has(agent_exes, path) || agent_program(canon, arg1, arg2);
+}
+
+/* True when the NAME=value entry names one of the agent's key variables. */
+static bool key_entry(const char *entry)
+{
+	size_t len = strcspn(entry, "=");
+	return entry[len] == '=' && list_has_n(agent_keys, ':', entry, len);
+}
+
+/*
+ * The launcher's mark that the session runs an agent profile: the file
+ * $AIRLOCK_DIR/agent (read-only in the sandbox).  Looked for once, on the
+ * first file decision that needs it, so that dropping a variable (env -u)
+ * does not lift the refusal below.
+ */
+static void session_agent_fn(void)
+{
+	char path[4096];
+	int saved = errno;
+	if (session_dir && shim_join(path, sizeof path, session_dir, "/agent", (char *)NULL)) {
+		int fd = raw_open(path, O_RDONLY);
+		if (fd >= 0) {
+			session_agent = true;
+			syscall(SYS_close, fd);
+		}
+	}
+	errno = saved;
+}
+
+/*
+ * Reading canon is the agent's alone: another process's environ or mem, in
+ * a session with an agent profile, from a process that is not the agent's
+ * own.
+ */
+static bool agent_only_read(const char *canon)
+{
+	if (!other_environ(canon))
 		return false;
-	if (list_has(exes, argv[1]))
-		return true;
-	const char *base = argv[0] ? strrchr(argv[0], '/') : NULL;
-	base = base ? base + 1 : argv[0];
-	return argc >= 3 && base && strcmp(base, "env") == 0 && list_has(exes, argv[2]);
+	pthread_once(&session_agent_once, session_agent_fn);
+	return session_agent && !is_agent();
 }
 
 /*
@@ -296,15 +378,23 @@ static bool agent_process(const char *exes, int argc, char **argv)
  * separated by ':') and leave every other one before main() runs: unset,
  * and the value's bytes overwritten, so /proc/PID/environ does not show
  * them either.  The agent's own process is made non-dumpable, so the
- * programs it runs cannot read them from its /proc/PID/environ.  Costs one
- * environment scan when no key is set (every process past the agent's
- * children).  Static programs have no shim: they keep what they are given.
+ * programs it runs cannot read them from its /proc/PID/environ.  This is
+ * the second layer: the agent's exec hooks already leave the keys out of
+ * the environment of any program that is not the agent's own
+ * (shim_fix_env), so a child holds them only when the agent is static or
+ * makes raw syscalls.  Costs one environment scan when no key is set
+ * (every process past the agent's children), no syscall.
  */
 static void scrub_agent_keys(int argc, char **argv)
 {
 	const char *keys = getenv("AIRLOCK_AGENT_KEYS"), *exes = getenv("AIRLOCK_AGENT_EXE");
 	bool any = false;
-	guard_environ = keys != NULL;
+	if (!keys || !shim_join(agent_keys, sizeof agent_keys, keys, (char *)NULL))
+		agent_keys[0] = '\0';
+	if (!exes || !shim_join(agent_exes, sizeof agent_exes, exes, (char *)NULL))
+		agent_exes[0] = '\0'; /* too long: no process is the agent (fail safe) */
+	if (argc >= 2)
+		agent_args(argv, &arg_names_agent, &env_names_agent);
 	for (const char *p = keys; p && *p && !any;) {
 		size_t len = strcspn(p, ":");
 		any = len && env_value(p, len);
@@ -312,9 +402,9 @@ static void scrub_agent_keys(int argc, char **argv)
 	}
 	if (!any)
 		return;
-	if (agent_process(exes ? exes : "", argc, argv)) {
+	if (is_agent()) {
 		prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
-		guard_environ = false;
+		holds_keys = true;
 		return;
 	}
 	for (const char *p = keys; *p;) {
@@ -474,7 +564,7 @@ enum policy_decision shim_file(int dirfd, const char *path, unsigned action, uns
 	}
 	/* O_RDWR is a read and a write: the most severe verdict decides */
 	a.v = (struct policy_verdict){ POLICY_DENY, -1 };
-	if (guard_environ && other_environ(canon)) {
+	if (agent_only_read(canon)) {
 		a.action = action & POLICY_FILE_READ ? POLICY_FILE_READ : action & -action;
 		return shim_resolve(&a);
 	}
@@ -511,27 +601,42 @@ static bool preload_has_shim(const char *value)
 	return false;
 }
 
-char *const *shim_fix_env(char *const envp[], char **out, size_t cap, char *buf, size_t bufsize)
+char *const *shim_fix_env(char *const envp[], char **out, size_t cap, char *buf, size_t bufsize,
+			  bool drop_keys)
 {
-	size_t n = 0, preload_at = (size_t)-1;
+	size_t n = 0, preload_at = (size_t)-1, keys = 0;
 	bool has_dir = false, has_shim = false;
-	if (!env_preload[0] || !env_dir[0])
+	drop_keys = drop_keys && agent_keys[0];
+	if ((!env_preload[0] || !env_dir[0]) && !drop_keys)
 		return envp;
 	for (; envp && envp[n]; n++) {
-		if (env_is(envp[n], "LD_PRELOAD", 10)) {
+		if (drop_keys && key_entry(envp[n])) {
+			keys++;
+		} else if (env_is(envp[n], "LD_PRELOAD", 10)) {
 			preload_at = n;
 			has_shim = preload_has_shim(envp[n] + 11);
 		} else if (env_is(envp[n], "AIRLOCK_DIR", 11)) {
 			has_dir = strcmp(envp[n], env_dir) == 0;
 		}
 	}
-	if (has_shim && has_dir)
-		return envp;
+	if ((has_shim && has_dir) || !env_preload[0] || !env_dir[0]) {
+		if (!keys)
+			return envp;
+		if (n + 1 > cap)
+			return NULL;
+		size_t k = 0;
+		for (size_t i = 0; i < n; i++)
+			if (!key_entry(envp[i]))
+				out[k++] = envp[i];
+		out[k] = NULL;
+		return out;
+	}
 	if (n + 3 > cap)
 		return NULL;
 	size_t k = 0;
 	for (size_t i = 0; i < n; i++) {
-		if (i == preload_at || env_is(envp[i], "AIRLOCK_DIR", 11))
+		if (i == preload_at || env_is(envp[i], "AIRLOCK_DIR", 11) ||
+		    (drop_keys && key_entry(envp[i])))
 			continue;
 		out[k++] = envp[i];
 	}

@@ -155,10 +155,29 @@ void shim_namespace_changed(void);
 
 /*
  * envp with LD_PRELOAD (holding the shim) and AIRLOCK_DIR put back when
- * missing, written into out (cap pointers) using buf (bufsize bytes) for a
- * rewritten LD_PRELOAD.  Returns out, or envp itself when nothing is
- * missing, or NULL when out/buf are too small.
+ * missing, and with drop_keys the agent profile's key variables
+ * ($AIRLOCK_AGENT_KEYS) left out, written into out (cap pointers) using buf
+ * (bufsize bytes) for a rewritten LD_PRELOAD.  Returns out, or envp itself
+ * when nothing changes, or NULL when out/buf are too small.  No allocation:
+ * safe in a vfork child.
  */
-char *const *shim_fix_env(char *const envp[], char **out, size_t cap, char *buf, size_t bufsize);
+char *const *shim_fix_env(char *const envp[], char **out, size_t cap, char *buf, size_t bufsize,
+			  bool drop_keys);
+
+/*
+ * True in the agent's own process holding one of its profile's keys (decided
+ * by the constructor, before main): its exec hooks then pass the keys only
+ * to programs that are the agent's own (shim_agent_target).
+ */
+bool shim_holds_keys(void);
+
+/*
+ * True when starting the program path (as invoked, absolute) resolved to
+ * canon with argv starts the agent again: either is one of
+ * $AIRLOCK_AGENT_EXE, or argv[1] is one of them (an interpreter running the
+ * agent's script), or canon is env(1) and argv[2] one of them.  String
+ * compares only: safe in a vfork child.
+ */
+bool shim_agent_target(const char *path, const char *canon, char *const argv[]);
 
 #endif

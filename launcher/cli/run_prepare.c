@@ -95,6 +95,16 @@ static int build_env(struct run *r)
 		r->o.env[r->o.nenv++] = r->scrub_keys;
 		r->o.env[r->o.nenv++] = r->scrub_exes;
 	}
+	/* the shim's mark, which a variable the agent's children can drop would not be */
+	char *mark = NULL;
+	int mr = asprintf(&mark, "%s/agent", r->session.dir) < 0
+			 ? -ENOMEM
+			 : profile_write_mark(&r->profile, r->src.home, mark);
+	free(mark);
+	if (mr < 0) {
+		airlock_err("run: cannot mark the session for the agent profile: %s", strerror(-mr));
+		return RUN_EXIT_FAILED;
+	}
 	extern char **environ;
 	r->agent_env = env_build(r->src.policy, environ, r->o.env, r->session.id, err, sizeof err);
 	if (!r->agent_env) {

@@ -1,5 +1,6 @@
 /* profile.c — the built-in agent profiles (one table, as data), choosing one for a session and merging it into the policy. */
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -467,6 +468,15 @@ int profile_apply(const struct profile_choice *c, struct policy *p, struct polic
 			 c->profile->name);
 	}
 	return r;
+}
+
+int profile_write_mark(const struct profile_choice *c, const char *home, const char *path)
+{
+	(void)home;
+	if (!c->profile)
+		return 0;
+	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0444);
+	return fd < 0 ? -errno : close(fd) == 0 ? 0 : -errno;
 }
 
 /* "NAME=a:b:c" of the strings in list (n of them, or NULL-terminated when n is SIZE_MAX). */

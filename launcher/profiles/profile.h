@@ -99,6 +99,15 @@ int profile_apply(const struct profile_choice *c, struct policy *p, struct polic
  */
 int profile_scrub_env(const struct profile_choice *c, char **keys, char **exes);
 
+/*
+ * The session's agent mark for the shim (preload/shim.c), written to path
+ * (created 0444, empty, must not exist; home is for what later marks list).
+ * Its presence makes the shim refuse other processes' /proc/PID/environ
+ * and mem to every process but the agent's own.  Nothing is written without
+ * a profile.  Returns 0 or -errno.
+ */
+int profile_write_mark(const struct profile_choice *c, const char *home, const char *path);
+
 /* A one-line description: "claude (Claude Code, detected from the program)" into buf. */
 void profile_describe(const struct profile_choice *c, char *buf, size_t cap);
 

@@ -187,6 +187,11 @@ int main(int argc, char **argv)
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (!strcmp(cmd, "read") && argc == 3)
 		return do_read(argv[2]);
+	if (!strcmp(cmd, "getenv") && argc == 3) {
+		const char *v = getenv(argv[2]);
+		printf("getenv %s=%s\n", argv[2], v ? v : "");
+		return 0;
+	}
 	if (!strcmp(cmd, "write") && argc == 3)
 		return do_write(argv[2]);
 	if (!strcmp(cmd, "connect") && argc == 4)

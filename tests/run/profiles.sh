@@ -150,6 +150,41 @@ profiles_state()
 	done_check
 }
 
+# profiles_keys: the agent's key and sign-in token stay its own, whatever the programs it runs do:
+# a static program it starts gets no key (the exec hooks leave it out), another process's environ
+# stays refused with AIRLOCK_AGENT_KEYS dropped.
+profiles_keys()
+{
+	mkdir -p "$T/agents/keys"
+	cat >"$T/agents/keys/claude" <<'EOF'
+#!/bin/sh
+[ -z "${PROBE_STATIC:-}" ] || "$PROBE_STATIC" getenv ANTHROPIC_API_KEY
+sleep 5 &
+env -u AIRLOCK_AGENT_KEYS /usr/bin/python3 -c '
+import sys
+try:
+    open("/proc/%s/environ" % sys.argv[1], "rb").read(); print("sibling-environ=read")
+except OSError as e:
+    print("sibling-environ=refused", e)' $!
+kill $! 2>/dev/null
+exit 0
+EOF
+	chmod 755 "$T/agents/keys" "$T/agents/keys/claude"
+	CALLER_ENV="ANTHROPIC_API_KEY=canary-anthropic" \
+		arun --headless --env "PROBE_STATIC=${PROBE_STATIC_FOR_AGENT:-}" -- "$T/agents/keys/claude"
+	if [ -n "${PROBE_STATIC_FOR_AGENT:-}" ]; then
+		check "$RUN_USER: profiles: a static program the agent starts gets no key"
+		expect_out_has "getenv ANTHROPIC_API_KEY="
+		expect_out_lacks "getenv ANTHROPIC_API_KEY=canary"
+		done_check
+	fi
+
+	check "$RUN_USER: profiles: env -u AIRLOCK_AGENT_KEYS: another process's environ still refused"
+	expect_out_has "sibling-environ=refused"
+	expect_out_lacks "sibling-environ=read"
+	done_check
+}
+
 profiles_policy()
 {
 	pol=$(printf 'version: 1\nprofile: clod\n' | write_policy bad-profile.yaml)
@@ -292,6 +327,7 @@ case_profiles()
 	fi
 	profiles_detect
 	profiles_state
+	profiles_keys
 	profiles_policy
 	profiles_check
 	profiles_write_paths
