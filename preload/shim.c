@@ -282,15 +282,35 @@ static const char *base_name(const char *path)
 }
 
 /*
+ * An interpreter that can run the agent's script (argv[1]): node, nodejs, bun,
+ * deno (JavaScript agents: Codex's launcher, Gemini), python, python3 and
+ * python3.N (aider), and the shells (an agent installed as a wrapper
+ * script).  Anything else with the agent's path as argv[1] (`cat AGENT
+ * /proc/self/environ`) is not the agent.
+ */
+static bool interpreter(const char *base)
+{
+	static const char *const names[] = { "node", "nodejs", "bun", "deno", "python", "python3",
+					     "sh", "bash", "dash", NULL };
+	if (!base)
+		return false;
+	for (size_t i = 0; names[i]; i++)
+		if (strcmp(base, names[i]) == 0)
+			return true;
+	return strncmp(base, "python3.", 8) == 0 && base[8] &&
+	       strspn(base + 8, "0123456789") == strlen(base + 8);
+}
+
+/*
  * True when a program (exe: its path, resolved) run with argv is one of the
- * agent's own: exe is one of agent_exes, or argv[1] is one of them (an
- * interpreter running the agent's script), or exe is env(1) with the
- * agent's script as argv[2], as a `#!/usr/bin/env node` line runs it.
+ * agent's own: exe is one of agent_exes, or exe is an interpreter and
+ * argv[1] one of them, or exe is env(1) running an interpreter with the
+ * agent's script (argv[2]), as a `#!/usr/bin/env node` line does.
  */
 static bool agent_program(const char *exe, bool arg1, bool arg2)
 {
 	const char *base = base_name(exe);
-	return list_has(agent_exes, exe) || arg1 ||
+	return list_has(agent_exes, exe) || (arg1 && interpreter(base)) ||
 	       (arg2 && base && strcmp(base, "env") == 0);
 }
 
@@ -298,7 +318,8 @@ static bool agent_program(const char *exe, bool arg1, bool arg2)
 static void agent_args(char *const argv[], bool *arg1, bool *arg2)
 {
 	*arg1 = argv && argv[0] && list_has(agent_exes, argv[1]);
-	*arg2 = argv && argv[0] && argv[1] && list_has(agent_exes, argv[2]);
+	*arg2 = argv && argv[0] && argv[1] && interpreter(base_name(argv[1])) &&
+		list_has(agent_exes, argv[2]);
 }
 
 static void agent_once_fn(void)

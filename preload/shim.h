@@ -174,9 +174,10 @@ bool shim_holds_keys(void);
 /*
  * True when starting the program path (as invoked, absolute) resolved to
  * canon with argv starts the agent again: either is one of
- * $AIRLOCK_AGENT_EXE, or argv[1] is one of them (an interpreter running the
- * agent's script), or canon is env(1) and argv[2] one of them.  String
- * compares only: safe in a vfork child.
+ * $AIRLOCK_AGENT_EXE, or canon is an interpreter (node, bun, deno,
+ * python3.N, the shells) and argv[1] one of them, or canon is env(1) with
+ * argv[1] an interpreter and argv[2] one of them.  String compares only:
+ * safe in a vfork child.
  */
 bool shim_agent_target(const char *path, const char *canon, char *const argv[]);
 

@@ -151,14 +151,16 @@ profiles_state()
 }
 
 # profiles_keys: the agent's key and sign-in token stay its own, whatever the programs it runs do:
-# a static program it starts gets no key (the exec hooks leave it out), another process's environ
-# stays refused with AIRLOCK_AGENT_KEYS dropped.
+# a static program it starts gets no key (the exec hooks leave it out), a program started with
+# the agent's script as argv[1] is not the agent, another process's environ stays refused with
+# AIRLOCK_AGENT_KEYS dropped.
 profiles_keys()
 {
 	mkdir -p "$T/agents/keys"
 	cat >"$T/agents/keys/claude" <<'EOF'
 #!/bin/sh
 [ -z "${PROBE_STATIC:-}" ] || "$PROBE_STATIC" getenv ANTHROPIC_API_KEY
+cat "$0" /proc/self/environ | tr '\0' '\n' | grep -c '^ANTHROPIC_API_KEY=.' | sed 's/^/cat-argv1=/'
 sleep 5 &
 env -u AIRLOCK_AGENT_KEYS /usr/bin/python3 -c '
 import sys
@@ -178,6 +180,10 @@ EOF
 		expect_out_lacks "getenv ANTHROPIC_API_KEY=canary"
 		done_check
 	fi
+
+	check "$RUN_USER: profiles: cat AGENT-SCRIPT /proc/self/environ is not the agent: no key"
+	expect_out_has "cat-argv1=0"
+	done_check
 
 	check "$RUN_USER: profiles: env -u AIRLOCK_AGENT_KEYS: another process's environ still refused"
 	expect_out_has "sibling-environ=refused"
