@@ -222,6 +222,7 @@ static pthread_once_t agent_once = PTHREAD_ONCE_INIT;
 static bool agent_self;
 static pthread_once_t session_agent_once = PTHREAD_ONCE_INIT;
 static bool session_agent;     /* the session has an agent profile ($AIRLOCK_DIR/agent exists) */
+static char agent_only[4096];  /* its agent-only files, one canonical path a line */
 
 /* True when canon is /proc/PID/environ or /proc/PID/mem (or a task's) of another process. */
 static bool other_environ(const char *canon)
@@ -362,9 +363,9 @@ static bool key_entry(const char *entry)
 
 /*
  * The launcher's mark that the session runs an agent profile: the file
- * $AIRLOCK_DIR/agent (read-only in the sandbox).  Looked for once, on the
- * first file decision that needs it, so that dropping a variable (env -u)
- * does not lift the refusal below.
+ * $AIRLOCK_DIR/agent (read-only in the sandbox) listing the profile's
+ * agent-only files.  Read once, on the first file decision that needs it,
+ * so that dropping a variable (env -u) does not lift the refusals below.
  */
 static void session_agent_fn(void)
 {
@@ -374,6 +375,8 @@ static void session_agent_fn(void)
 		int fd = raw_open(path, O_RDONLY);
 		if (fd >= 0) {
 			session_agent = true;
+			long n = syscall(SYS_read, fd, agent_only, sizeof agent_only - 1);
+			agent_only[n > 0 ? n : 0] = '\0';
 			syscall(SYS_close, fd);
 		}
 	}
@@ -381,16 +384,19 @@ static void session_agent_fn(void)
 }
 
 /*
- * Reading canon is the agent's alone: another process's environ or mem, in
- * a session with an agent profile, from a process that is not the agent's
- * own.
+ * Reading canon is the agent's alone: another process's environ or mem, or
+ * one of the profile's agent-only files (credentials), in a session with an
+ * agent profile, from a process that is not the agent's own.
  */
-static bool agent_only_read(const char *canon)
+static bool agent_only_read(const char *canon, size_t len, unsigned action)
 {
-	if (!other_environ(canon))
+	bool environ_file = other_environ(canon);
+	if (!environ_file && !(action & POLICY_FILE_READ))
 		return false;
 	pthread_once(&session_agent_once, session_agent_fn);
-	return session_agent && !is_agent();
+	if (!session_agent || (!environ_file && !list_has_n(agent_only, '\n', canon, len)))
+		return false;
+	return !is_agent();
 }
 
 /*
@@ -585,11 +591,14 @@ enum policy_decision shim_file(int dirfd, const char *path, unsigned action, uns
 	}
 	/* O_RDWR is a read and a write: the most severe verdict decides */
 	a.v = (struct policy_verdict){ POLICY_DENY, -1 };
-	if (agent_only_read(canon)) {
+	const struct policy_image *img = shim_image();
+	if (agent_only_read(canon, (size_t)n, action)) {
+		/* the rule that allows it (the profile's, naming it) is logged with the refusal */
 		a.action = action & POLICY_FILE_READ ? POLICY_FILE_READ : action & -action;
+		if (img && a.action == POLICY_FILE_READ)
+			a.v.rule = decide_cached(img, canon, (size_t)n, POLICY_FILE_READ).rule;
 		return shim_resolve(&a);
 	}
-	const struct policy_image *img = shim_image();
 	for (unsigned bit = POLICY_FILE_READ; img && bit <= POLICY_FILE_EXEC; bit <<= 1) {
 		if (!(action & bit))
 			continue;

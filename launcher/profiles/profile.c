@@ -80,6 +80,8 @@ static const struct profile claude = {
 					"statsig.anthropic.com:443", NULL },
 	.keys = (const char *const[]){ "ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN",
 				       "CLAUDE_CODE_OAUTH_TOKEN", NULL },
+	/* a subscription login's OAuth token */
+	.agent_only = (const char *const[]){ "~/.claude/.credentials.json", NULL },
 	.passthrough = (const char *const[]){ "ANTHROPIC_BASE_URL", "ANTHROPIC_MODEL",
 					      "ANTHROPIC_SMALL_FAST_MODEL", NULL },
 };
@@ -161,6 +163,8 @@ static const struct profile codex = {
 	.hosts = (const char *const[]){ "api.openai.com:443", "chatgpt.com:443",
 					"auth.openai.com:443", "ab.chatgpt.com:443", NULL },
 	.keys = (const char *const[]){ "OPENAI_API_KEY", "CODEX_API_KEY", NULL },
+	/* its key or ChatGPT login's tokens */
+	.agent_only = (const char *const[]){ "~/.codex/auth.json", NULL },
 	.passthrough = (const char *const[]){ "OPENAI_BASE_URL", "CODEX_HOME", NULL },
 	.helpers = codex_helpers,
 };
@@ -190,6 +194,8 @@ static const struct profile gemini = {
 					"cloudcode-pa.googleapis.com:443",
 					"oauth2.googleapis.com:443", NULL },
 	.keys = (const char *const[]){ "GEMINI_API_KEY", "GOOGLE_API_KEY", NULL },
+	/* a Google login's OAuth tokens */
+	.agent_only = (const char *const[]){ "~/.gemini/oauth_creds.json", NULL },
 	.passthrough = (const char *const[]){ "GOOGLE_GEMINI_BASE_URL", "GOOGLE_CLOUD_PROJECT",
 					      "GEMINI_MODEL", NULL },
 };
@@ -449,6 +455,11 @@ static int apply(const struct profile_choice *c, struct policy *p)
 	for (size_t i = c->first_helper; i < c->nagent_exes && !r; i++)
 		r = add_rule(p, pr, POLICY_RULE_COMMAND, c->agent_exes[i], 0,
 			     "starts its native binary");
+	/* allowed (the policy's deny and ask still win) and named, so that the shim's refusal to
+	   other processes is logged with this rule's reason */
+	for (size_t i = 0; pr->agent_only && pr->agent_only[i] && !r; i++)
+		r = add_rule(p, pr, POLICY_RULE_FILE, pr->agent_only[i], POLICY_FILE_READ,
+			     "signs in with it: the agent's own processes only");
 	for (size_t i = 0; pr->keys[i] && !r; i++)
 		r = add_string(&sb->env_passthrough, &sb->nenv_passthrough, pr->keys[i]);
 	for (size_t i = 0; pr->passthrough[i] && !r; i++)
@@ -472,11 +483,27 @@ int profile_apply(const struct profile_choice *c, struct policy *p, struct polic
 
 int profile_write_mark(const struct profile_choice *c, const char *home, const char *path)
 {
-	(void)home;
 	if (!c->profile)
 		return 0;
+	FILE *f = NULL;
 	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0444);
-	return fd < 0 ? -errno : close(fd) == 0 ? 0 : -errno;
+	if (fd < 0 || !(f = fdopen(fd, "w"))) {
+		int e = errno;
+		if (fd >= 0)
+			close(fd);
+		return -e;
+	}
+	for (size_t i = 0; c->profile->agent_only && c->profile->agent_only[i]; i++) {
+		const char *p = c->profile->agent_only[i];
+		char full[PATH_MAX], real[PATH_MAX];
+		if (strncmp(p, "~/", 2) != 0 || !home ||
+		    (size_t)snprintf(full, sizeof full, "%s/%s", home, p + 2) >= sizeof full)
+			continue;
+		fprintf(f, "%s\n", full);
+		if (realpath(full, real) && strcmp(real, full) != 0)
+			fprintf(f, "%s\n", real);
+	}
+	return fclose(f) == 0 ? 0 : -errno;
 }
 
 /* "NAME=a:b:c" of the strings in list (n of them, or NULL-terminated when n is SIZE_MAX). */

@@ -37,6 +37,8 @@ struct profile {
 	const char *const *hosts;     /* "api.anthropic.com:443": allowed connections */
 	const char *const *keys;      /* its API key variables: the agent's processes only */
 	const char *const *passthrough; /* other variables it reads (base URLs): passed through */
+	const char *const *agent_only; /* "~/.claude/.credentials.json": files only the agent's
+					  own processes read (its sign-in tokens); NULL: none */
 	/* the agent's helper executables (Codex's native binary, which its Node launcher
 	   execs), found from the resolved program: allowed to run, and the agent's own */
 	int (*helpers)(const char *resolved, char **out, size_t cap);
@@ -101,10 +103,11 @@ int profile_scrub_env(const struct profile_choice *c, char **keys, char **exes);
 
 /*
  * The session's agent mark for the shim (preload/shim.c), written to path
- * (created 0444, empty, must not exist; home is for what later marks list).
+ * (created 0444, must not exist): the profile's agent-only files with "~/"
+ * made home, one a line, and each one's realpath(3) too when it differs.
  * Its presence makes the shim refuse other processes' /proc/PID/environ
- * and mem to every process but the agent's own.  Nothing is written without
- * a profile.  Returns 0 or -errno.
+ * and mem, and these files, to every process but the agent's own.  Nothing
+ * is written without a profile.  Returns 0 or -errno.
  */
 int profile_write_mark(const struct profile_choice *c, const char *home, const char *path);
 

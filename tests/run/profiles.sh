@@ -153,12 +153,14 @@ profiles_state()
 # profiles_keys: the agent's key and sign-in token stay its own, whatever the programs it runs do:
 # a static program it starts gets no key (the exec hooks leave it out), a program started with
 # the agent's script as argv[1] is not the agent, another process's environ stays refused with
-# AIRLOCK_AGENT_KEYS dropped.
+# AIRLOCK_AGENT_KEYS dropped, and ~/.claude/.credentials.json is read by the agent only.
 profiles_keys()
 {
 	mkdir -p "$T/agents/keys"
 	cat >"$T/agents/keys/claude" <<'EOF'
 #!/bin/sh
+read -r cred <~/.claude/.credentials.json && echo "agent-cred=$cred"
+cat ~/.claude/.credentials.json 2>/dev/null | sed 's/^/cat-cred=/'
 [ -z "${PROBE_STATIC:-}" ] || "$PROBE_STATIC" getenv ANTHROPIC_API_KEY
 cat "$0" /proc/self/environ | tr '\0' '\n' | grep -c '^ANTHROPIC_API_KEY=.' | sed 's/^/cat-argv1=/'
 sleep 5 &
@@ -172,8 +174,18 @@ kill $! 2>/dev/null
 exit 0
 EOF
 	chmod 755 "$T/agents/keys" "$T/agents/keys/claude"
+	mkdir -p "$H/.claude" && echo CRED-TOKEN-7 >"$H/.claude/.credentials.json"
+	[ -z "$AS" ] || chown -R "$RUN_USER" "$H/.claude"
 	CALLER_ENV="ANTHROPIC_API_KEY=canary-anthropic" \
 		arun --headless --env "PROBE_STATIC=${PROBE_STATIC_FOR_AGENT:-}" -- "$T/agents/keys/claude"
+	check "$RUN_USER: profiles: ~/.claude/.credentials.json read by the agent, refused to cat (logged, naming the profile)"
+	expect_rc 0
+	expect_out_has "agent-cred=CRED-TOKEN-7"
+	expect_out_lacks "cat-cred="
+	expect_log source=shim file="$H/.claude/.credentials.json" action=read decision=deny \
+		reason~"profile claude"
+	done_check
+
 	if [ -n "${PROBE_STATIC_FOR_AGENT:-}" ]; then
 		check "$RUN_USER: profiles: a static program the agent starts gets no key"
 		expect_out_has "getenv ANTHROPIC_API_KEY="
@@ -189,6 +201,7 @@ EOF
 	expect_out_has "sibling-environ=refused"
 	expect_out_lacks "sibling-environ=read"
 	done_check
+	rm -f "$H/.claude/.credentials.json"
 }
 
 profiles_policy()

@@ -139,7 +139,8 @@ static void test_apply(void **state)
 	struct profile_choice c = { .profile = profile_find("claude"), .origin = PROFILE_OPTION };
 	size_t nwrite = p->sandbox.nwrite;
 	assert_int_equal(profile_apply(&c, p, &err), 0);
-	assert_int_equal(count_reason(p, "profile claude: "), 4); /* ~/.claude, the API, claude.ai, statsig */
+	/* ~/.claude, the API, claude.ai, statsig, the agent-only .credentials.json */
+	assert_int_equal(count_reason(p, "profile claude: "), 5);
 	assert_int_equal(p->sandbox.nwrite, nwrite);            /* ~/.claude was there */
 	assert_true(has(p->sandbox.env_passthrough, p->sandbox.nenv_passthrough, "CLAUDE_CODE_OAUTH_TOKEN"));
 	size_t n = 0;
@@ -160,6 +161,11 @@ static void test_apply(void **state)
 	struct policy_rule_info info;
 	assert_int_equal(policy_rule_describe(image, v.rule, &info), 0);
 	assert_non_null(strstr(info.reason, "profile claude"));
+	/* the agent-only file's rule names the profile: the shim logs it with its refusals */
+	v = policy_decide_open(image, "/home/u/.claude/.credentials.json", POLICY_FILE_READ);
+	assert_int_equal(v.decision, POLICY_ALLOW);
+	assert_int_equal(policy_rule_describe(image, v.rule, &info), 0);
+	assert_non_null(strstr(info.reason, "agent's own processes only"));
 	free(img);
 	policy_free(p);
 }
