@@ -433,6 +433,7 @@ copies_tool_configs()
 	hook0=$(cksum <"$W/githooks/pre-commit")
 	hostgit config core.hooksPath githooks
 	[ -z "$AS" ] || chown -R "$RUN_USER" "$W"
+	# shellcheck disable=SC2016 # "$f" is the inner sh's
 	arun --headless --policy "$(open_policy)" -- sh -c 'echo "echo TOOLS_PLANTED" >>githooks/pre-commit &&
 		echo TOOLS_PLANTED >githooks/post-checkout &&
 		mkdir -p .husky .cargo .amazonq .kiro/settings &&
