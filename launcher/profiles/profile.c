@@ -493,15 +493,20 @@ int profile_write_mark(const struct profile_choice *c, const char *home, const c
 			close(fd);
 		return -e;
 	}
-	for (size_t i = 0; c->profile->agent_only && c->profile->agent_only[i]; i++) {
-		const char *p = c->profile->agent_only[i];
-		char full[PATH_MAX], real[PATH_MAX];
-		if (strncmp(p, "~/", 2) != 0 || !home ||
-		    (size_t)snprintf(full, sizeof full, "%s/%s", home, p + 2) >= sizeof full)
-			continue;
-		fprintf(f, "%s\n", full);
-		if (realpath(full, real) && strcmp(real, full) != 0)
-			fprintf(f, "%s\n", real);
+	/* every known agent's own files, not only this one's: a Claude Code session's tools have
+	   no more business with ~/.codex/auth.json than with ~/.claude/.credentials.json */
+	for (size_t t = 0; profile_table[t]; t++) {
+		const struct profile *pr = profile_table[t];
+		for (size_t i = 0; pr->agent_only && pr->agent_only[i]; i++) {
+			const char *p = pr->agent_only[i];
+			char full[PATH_MAX], real[PATH_MAX];
+			if (strncmp(p, "~/", 2) != 0 || !home ||
+			    (size_t)snprintf(full, sizeof full, "%s/%s", home, p + 2) >= sizeof full)
+				continue;
+			fprintf(f, "%s\n", full);
+			if (realpath(full, real) && strcmp(real, full) != 0)
+				fprintf(f, "%s\n", real);
+		}
 	}
 	return fclose(f) == 0 ? 0 : -errno;
 }

@@ -103,8 +103,9 @@ int profile_scrub_env(const struct profile_choice *c, char **keys, char **exes);
 
 /*
  * The session's agent mark for the shim (preload/shim.c), written to path
- * (created 0444, must not exist): the profile's agent-only files with "~/"
- * made home, one a line, and each one's realpath(3) too when it differs.
+ * (created 0444, must not exist): every profile's agent-only files (the
+ * session's agent's and the other known agents') with "~/" made home, one a
+ * line, and each one's realpath(3) too when it differs.
  * Its presence makes the shim refuse other processes' /proc/PID/environ
  * and mem, and these files, to every process but the agent's own.  Nothing
  * is written without a profile.  Returns 0 or -errno.

@@ -161,6 +161,7 @@ profiles_keys()
 #!/bin/sh
 read -r cred <~/.claude/.credentials.json && echo "agent-cred=$cred"
 cat ~/.claude/.credentials.json 2>/dev/null | sed 's/^/cat-cred=/'
+cat ~/.codex/auth.json 2>/dev/null | sed 's/^/cat-codex=/'
 [ -z "${PROBE_STATIC:-}" ] || "$PROBE_STATIC" getenv ANTHROPIC_API_KEY
 cat "$0" /proc/self/environ | tr '\0' '\n' | grep -c '^ANTHROPIC_API_KEY=.' | sed 's/^/cat-argv1=/'
 sleep 5 &
@@ -175,7 +176,8 @@ exit 0
 EOF
 	chmod 755 "$T/agents/keys" "$T/agents/keys/claude"
 	mkdir -p "$H/.claude" && echo CRED-TOKEN-7 >"$H/.claude/.credentials.json"
-	[ -z "$AS" ] || chown -R "$RUN_USER" "$H/.claude"
+	mkdir -p "$H/.codex" && echo CODEX-TOKEN-8 >"$H/.codex/auth.json"
+	[ -z "$AS" ] || chown -R "$RUN_USER" "$H/.claude" "$H/.codex"
 	CALLER_ENV="ANTHROPIC_API_KEY=canary-anthropic" \
 		arun --headless --env "PROBE_STATIC=${PROBE_STATIC_FOR_AGENT:-}" -- "$T/agents/keys/claude"
 	check "$RUN_USER: profiles: ~/.claude/.credentials.json read by the agent, refused to cat (logged, naming the profile)"
@@ -184,6 +186,11 @@ EOF
 	expect_out_lacks "cat-cred="
 	expect_log source=shim file="$H/.claude/.credentials.json" action=read decision=deny \
 		reason~"profile claude"
+	done_check
+
+	check "$RUN_USER: profiles: another known agent's sign-in (~/.codex/auth.json) is refused too"
+	expect_out_lacks "cat-codex="
+	expect_log source=shim file="$H/.codex/auth.json" action=read decision=deny
 	done_check
 
 	if [ -n "${PROBE_STATIC_FOR_AGENT:-}" ]; then
@@ -201,7 +208,7 @@ EOF
 	expect_out_has "sibling-environ=refused"
 	expect_out_lacks "sibling-environ=read"
 	done_check
-	rm -f "$H/.claude/.credentials.json"
+	rm -f "$H/.claude/.credentials.json" "$H/.codex/auth.json"
 }
 
 profiles_policy()
