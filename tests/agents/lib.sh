@@ -132,11 +132,32 @@ ag_scratch()
 	AG_MOCK_PID=""
 	trap ag_cleanup EXIT
 	trap 'exit 130' INT TERM
+	# The clients where the sandbox sees them: a checkout under /tmp (or /run) is out of its
+	# sight (its /tmp is private), so the clients directory is bound, read-only, into the scratch
+	# root, in the test's own mount namespace (ag_netns_enter's; it ends with the test).
+	AG_CLIENTS=$ROOT/tests/agents/clients
+	case $AG_CLIENTS in
+	/tmp/* | /run/* | /dev/* | /proc/*)
+		mkdir -p "$T/clients"
+		if mount --bind "$AG_CLIENTS" "$T/clients" && mount -o remount,bind,ro "$T/clients"; then
+			AG_CLIENTS=$T/clients
+			AG_CLIENTS_BOUND=1
+		else
+			ag_skip_all "cannot bind $AG_CLIENTS where the sandbox sees it"
+		fi
+		;;
+	esac
+	[ -z "${AG_CLIENT:-}" ] || AG_CLIENT=$AG_CLIENTS/node_modules/.bin/$(basename "$AG_CLIENT")
 }
 
 ag_cleanup()
 {
 	ag_mock_stop
+	# never rm -rf through the bind: it is the real clients directory
+	if [ -n "${AG_CLIENTS_BOUND:-}" ] && ! umount "$T/clients"; then
+		echo "# $T/clients is still mounted: scratch files left in $T" >&2
+		return
+	fi
 	if [ -n "${AG_KEEP:-}" ]; then
 		echo "# scratch files kept in $T" >&2
 	else

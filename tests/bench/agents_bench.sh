@@ -59,7 +59,7 @@ bench()
 
 bench claude anthropic
 # Codex CLI, when scripts/deps.sh installed it too (tests/agents/codex_drive.sh).
-AG_CODEX=$ROOT/tests/agents/clients/node_modules/.bin/codex
+AG_CODEX=$AG_CLIENTS/node_modules/.bin/codex
 if [ -x "$AG_CODEX" ] && "$AG_CODEX" --version >/dev/null 2>&1; then
 	CODEX_QUIET_BG=1 # its background traffic off on both sides (see codex_drive.sh)
 	# shellcheck source=tests/agents/codex_drive.sh
