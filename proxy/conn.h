@@ -122,6 +122,14 @@ void conn_finish(struct conn *c);
 /* Refuses c in its protocol's words (why: besides the policy's, or NULL), logs it, frees it. */
 void conn_refuse(struct conn *c, const char *why);
 
+/*
+ * c was allowed but the outside failed it (the name does not resolve, the destination
+ * refuses): the client is told so in its protocol's words (502, SOCKS "host unreachable", a
+ * reset), the event is logged as allowed with why, not counted as refused; c is freed.  (A
+ * refusal would read as the policy's deny: `airlock suggest` would turn it into a deny rule.)
+ */
+void conn_fail(struct conn *c, const char *why);
+
 /* Ends c with a denied event and nothing said to the client (it went away first). */
 void conn_drop(struct conn *c);
 

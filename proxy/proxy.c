@@ -125,11 +125,20 @@ void conn_drop(struct conn *c)
 	conn_free(c);
 }
 
-void conn_refuse(struct conn *c, const char *why)
+/*
+ * Ends c without a relay, telling the client in its protocol's words: a refusal (403, SOCKS
+ * "not allowed") or, refused false, a failure outside (502, SOCKS "host unreachable"); a
+ * reset where no words fit.  Logs one event: deny for a refusal, allow for a failure (the
+ * policy allowed it; why says what failed), then frees c.
+ */
+static void conn_end(struct conn *c, const char *why, bool refused)
 {
 	static const char forbidden[] = "HTTP/1.1 403 Forbidden\r\nContent-Type: text/plain\r\n"
 					"Connection: close\r\nContent-Length: 38\r\n\r\n"
 					"airlock: this destination is refused\r\n";
+	static const char bad_gateway[] = "HTTP/1.1 502 Bad Gateway\r\nContent-Type: text/plain\r\n"
+					  "Connection: close\r\nContent-Length: 41\r\n\r\n"
+					  "airlock: the destination cannot be reached\r\n";
 	uint8_t reply[SNIFF_SOCKS_REPLY_LEN];
 	if (why && !c->why)
 		c->why = why;
@@ -137,17 +146,32 @@ void conn_refuse(struct conn *c, const char *why)
 		struct linger lg = { 1, 0 }; /* the tunnel was promised: a reset ends it */
 		setsockopt(c->cfd, SOL_SOCKET, SO_LINGER, &lg, sizeof lg);
 	} else if (c->role == PROXY_ROLE_HTTP_PROXY) {
-		(void)send(c->cfd, forbidden, sizeof forbidden - 1, MSG_NOSIGNAL);
+		if (refused)
+			(void)send(c->cfd, forbidden, sizeof forbidden - 1, MSG_NOSIGNAL);
+		else
+			(void)send(c->cfd, bad_gateway, sizeof bad_gateway - 1, MSG_NOSIGNAL);
 	} else if (c->role == PROXY_ROLE_SOCKS && c->socks.result == SNIFF_OK) {
-		size_t n = sniff_socks_reply(reply, SNIFF_SOCKS_NOT_ALLOWED);
+		size_t n = sniff_socks_reply(reply, refused ? SNIFF_SOCKS_NOT_ALLOWED
+							    : SNIFF_SOCKS_HOST_UNREACHABLE);
 		(void)send(c->cfd, reply, n, MSG_NOSIGNAL);
 	} else {
 		struct linger lg = { 1, 0 }; /* a reset: the client fails at once */
 		setsockopt(c->cfd, SOL_SOCKET, SO_LINGER, &lg, sizeof lg);
 	}
-	c->p->stats.refused++;
-	report(c, POLICY_DENY);
+	if (refused)
+		c->p->stats.refused++;
+	report(c, refused ? POLICY_DENY : POLICY_ALLOW);
 	conn_free(c);
+}
+
+void conn_refuse(struct conn *c, const char *why)
+{
+	conn_end(c, why, true);
+}
+
+void conn_fail(struct conn *c, const char *why)
+{
+	conn_end(c, why, false);
 }
 
 /* ---- accepting and DNS -------------------------------------------------------------------- */

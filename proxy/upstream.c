@@ -84,7 +84,10 @@ static void connect_next(struct conn *c)
 		close(c->ufd);
 		c->ufd = -1;
 	}
-	conn_refuse(c, c->why ? c->why : "cannot connect to the destination");
+	if (c->why) /* address_allowed() refused every address: the policy's refusal */
+		conn_refuse(c, c->why);
+	else
+		conn_fail(c, "cannot connect to the destination");
 }
 
 static void *resolve_main(void *arg)
@@ -119,7 +122,7 @@ static void resolve(struct conn *c)
 	pthread_attr_destroy(&at);
 	if (r != 0) {
 		free(j);
-		conn_refuse(c, "cannot resolve the name now");
+		conn_fail(c, "cannot resolve the name now");
 		return;
 	}
 	c->st = CS_RESOLVING;
@@ -142,7 +145,7 @@ void conn_resolved(struct proxy *p)
 		int rc = j->rc;
 		free(j);
 		if (rc != 0)
-			conn_refuse(c, "the name does not resolve");
+			conn_fail(c, "the name does not resolve");
 		else
 			connect_next(c);
 	}
@@ -279,7 +282,7 @@ void conn_upstream_ready(struct conn *c, unsigned ev)
 			connect_next(c);
 			return;
 		}
-		conn_refuse(c, "the destination refused the connection");
+		conn_fail(c, "the destination refused the connection");
 		return;
 	}
 	start_relay(c);

@@ -14,10 +14,11 @@
 #include "policy/cli.h"
 
 #define CHECK_SYNOPSIS                                                                              \
-	"usage: airlock check [--policy FILE] [--workspace DIR] exec CMD [ARG...]\n"                \
-	"       airlock check [--policy FILE] [--workspace DIR] open PATH [--read|--write|--exec]\n" \
-	"       airlock check [--policy FILE] [--workspace DIR] connect HOST:PORT\n"                \
-	"       airlock check [--policy FILE]\n"
+	"usage: airlock check [--policy FILE] [--workspace DIR] [--profile NAME] exec CMD [ARG...]\n" \
+	"       airlock check [--policy FILE] [--workspace DIR] [--profile NAME] open PATH\n"        \
+	"                     [--read|--write|--exec]\n"                                            \
+	"       airlock check [--policy FILE] [--workspace DIR] [--profile NAME] connect HOST:PORT\n" \
+	"       airlock check [--policy FILE] [--profile NAME]\n"
 
 const char cmd_check_usage[] =
 	CHECK_SYNOPSIS

@@ -287,6 +287,16 @@ case_curl()
 	done_check
 
 	mark
+	nxpol=$(printf 'version: 1\ndefault: {exec: allow, read: allow, write: allow, connect: deny}\nallow:\n  - network: { destination: "nowhere.invalid:443" }\nsandbox: {network: proxy}\n' |
+		write_policy nx.yaml)
+	prun --headless --policy "$nxpol" -- $CURL -sS -x http://127.0.0.1:3128 https://nowhere.invalid/curl-nx
+	check "$p: an allowed name that does not resolve: the client fails, the log has an allow that failed (not a deny)"
+	expect_rc_not 0
+	expect_proxy_event nowhere.invalid:443 allow message~"does not resolve"
+	expect_no_log source=proxy network_dst=nowhere.invalid:443 decision=deny
+	done_check
+
+	mark
 	prun --headless --policy "$pol" -- $CURL -f -x http://127.0.0.1:3128 http://other.test.example/curl-default
 	check "$p: curl through the HTTP proxy to a name no rule names is refused (headless default), logged"
 	expect_rc_not 0
