@@ -188,6 +188,8 @@ static void put_why(FILE *f, json_object *ev)
 	const char *sep = "  [";
 	if (channel_decided_by_parse(by) == CHANNEL_BY_POLICY)
 		by = rule ? NULL : "the policy's default"; /* with a rule, the rule says it */
+	else if (channel_decided_by_parse(by) == CHANNEL_BY_DEFAULT)
+		by = "the headless answer"; /* an ask nobody could answer: not the policy's default */
 	if (rule) {
 		fputs(sep, f);
 		logread_put_text(f, rule);

@@ -195,7 +195,7 @@ run log "$SLOG" --source proxy
 has "a connection's bytes, duration and path, from its fields" out \
 	"connect pypi.org:443  [p:20]  (1200 bytes up, 34000 down, 80 ms, via transparent)"
 has "a refused connection: why, then its bytes" out \
-	"connect evil.example:443  [by default]  (SNI does not match; 0 bytes up, 0 down, 0 ms, via socks)"
+	"connect evil.example:443  [by the headless answer]  (SNI does not match; 0 bytes up, 0 down, 0 ms, via socks)"
 run log --summary "$SLOG" --session dddd
 if [ "$RC" = 0 ] && ! grep -q cccccccc "$TMP/out" && grep -q '^session dddddddd44444444' "$TMP/out"; then
 	pass "--summary combines with --session"
