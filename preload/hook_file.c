@@ -362,11 +362,37 @@ static bool two_denied(int olddirfd, const char *oldpath, unsigned oldflags, int
 	       denied(newdirfd, newpath, WRITE, CANON_NOFOLLOW);
 }
 
+/*
+ * A rename takes the content, and the read rule it was under, to the new
+ * name: `mv .env x; cat x` must not read what `cat .env` may not.  So it
+ * needs a write on both names and, when the source is kept from reads (deny
+ * or ask, on its own name or, for a directory, on any entry below it), the
+ * same keeping at the new name (`.env` -> `.env.bak`, both denied, is
+ * fine); otherwise the source's verdict decides (shim_file_move: the
+ * directory walk is bounded at 65536 entries and 32 levels, past which the
+ * move is refused).  RENAME_EXCHANGE moves both contents: both ways.
+ */
+static bool move_denied(int olddirfd, const char *oldpath, int newdirfd, const char *newpath,
+			unsigned int flags)
+{
+	if (two_denied(olddirfd, oldpath, CANON_NOFOLLOW, newdirfd, newpath))
+		return true;
+	if (!shim_enter())
+		return false;
+	int saved = errno;
+	enum policy_decision d = shim_file_move(olddirfd, oldpath, newdirfd, newpath);
+	if (d == POLICY_ALLOW && (flags & RENAME_EXCHANGE))
+		d = shim_file_move(newdirfd, newpath, olddirfd, oldpath);
+	shim_leave();
+	errno = d == POLICY_ALLOW ? saved : EACCES;
+	return d != POLICY_ALLOW;
+}
+
 SHIM_EXPORT int rename(const char *oldpath, const char *newpath)
 {
 	if (MISSING(rename))
 		NOSYS(-1);
-	return two_denied(AT_FDCWD, oldpath, CANON_NOFOLLOW, AT_FDCWD, newpath)
+	return move_denied(AT_FDCWD, oldpath, AT_FDCWD, newpath, 0)
 		       ? -1
 		       : changed(real_rename(oldpath, newpath));
 }
@@ -375,7 +401,7 @@ SHIM_EXPORT int renameat(int olddirfd, const char *oldpath, int newdirfd, const 
 {
 	if (MISSING(renameat))
 		NOSYS(-1);
-	return two_denied(olddirfd, oldpath, CANON_NOFOLLOW, newdirfd, newpath)
+	return move_denied(olddirfd, oldpath, newdirfd, newpath, 0)
 		       ? -1
 		       : changed(real_renameat(olddirfd, oldpath, newdirfd, newpath));
 }
@@ -385,7 +411,7 @@ SHIM_EXPORT int renameat2(int olddirfd, const char *oldpath, int newdirfd, const
 {
 	if (MISSING(renameat2))
 		NOSYS(-1);
-	return two_denied(olddirfd, oldpath, CANON_NOFOLLOW, newdirfd, newpath)
+	return move_denied(olddirfd, oldpath, newdirfd, newpath, flags)
 		       ? -1
 		       : changed(real_renameat2(olddirfd, oldpath, newdirfd, newpath, flags));
 }

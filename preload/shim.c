@@ -611,6 +611,184 @@ enum policy_decision shim_file(int dirfd, const char *path, unsigned action, uns
 	return shim_resolve(&a);
 }
 
+/*
+ * Bounds of the walk below a directory being renamed (shim_file_move): more
+ * entries, or a deeper tree, and the move is refused rather than half
+ * decided.  A decision is a cached image lookup (about a microsecond), so
+ * the worst case is tens of milliseconds, once per rename of a large tree.
+ */
+#define MOVE_WALK_ENTRIES 65536
+#define MOVE_WALK_DEPTH 32
+
+/* The read verdict on canon (len bytes): an agent-only file reads as denied by its rule. */
+static struct policy_verdict read_verdict(const struct policy_image *img, const char *canon,
+					  size_t len)
+{
+	if (!img)
+		return (struct policy_verdict){ POLICY_DENY, -1 };
+	struct policy_verdict v = decide_cached(img, canon, len, POLICY_FILE_READ);
+	if (agent_only_read(canon, len, POLICY_FILE_READ))
+		v.decision = POLICY_DENY;
+	return v;
+}
+
+/*
+ * Appends "/name" to the path of len bytes in buf (cap bytes); the new
+ * length, or 0 when it does not fit.
+ */
+static size_t path_push(char *buf, size_t len, size_t cap, const char *name)
+{
+	size_t n = strlen(name);
+	if (len + 1 + n + 1 > cap)
+		return 0;
+	buf[len] = '/';
+	memcpy(buf + len + 1, name, n + 1);
+	return len + 1 + n;
+}
+
+/* Closes the fds of the walk's levels 0..level. */
+static void walk_close(const int *fds, int level)
+{
+	for (int i = 0; i <= level; i++)
+		syscall(SYS_close, fds[i]);
+}
+
+/*
+ * Walks the directory src (canonical, slen bytes, in a buffer of cap bytes)
+ * as if moved to dst (dlen bytes, same cap): the first entry below it whose
+ * read verdict is not allow while its name under dst is read-allowed or
+ * less strictly kept, left in src with *v its verdict (true); false when
+ * none is.  Not a directory (or a symlink, or gone): false at once.  An
+ * entry that cannot be listed or opened, a name too long, or a tree past
+ * the bounds: true with src unchanged and *v a deny by no rule (the walk
+ * refuses what it cannot see).  Raw syscalls, no allocation.
+ */
+static bool walk_finds(const struct policy_image *img, char *src, size_t slen, char *dst,
+		       size_t dlen, size_t cap, struct policy_verdict *v)
+{
+	int fds[MOVE_WALK_DEPTH];
+	size_t sl[MOVE_WALK_DEPTH], dl[MOVE_WALK_DEPTH];
+	char buf[2048] __attribute__((aligned(8)));
+	const struct policy_verdict unseen = { POLICY_DENY, -1 };
+	long entries = 0;
+	int level = 0;
+	fds[0] = (int)syscall(SYS_openat, AT_FDCWD, src, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fds[0] < 0) {
+		/* a file, a symlink, or no such name: nothing is below it */
+		if (errno == ENOTDIR || errno == ELOOP || errno == ENOENT)
+			return false;
+		*v = unseen;
+		return true;
+	}
+	sl[0] = slen;
+	dl[0] = dlen;
+	for (;;) {
+		long n = syscall(SYS_getdents64, fds[level], buf, sizeof buf);
+		if (n < 0)
+			goto refuse;
+		if (n == 0) {
+			syscall(SYS_close, fds[level]);
+			if (level == 0)
+				return false;
+			level--;
+			continue;
+		}
+		for (long off = 0; off < n;) {
+			struct dirent64 *d = (struct dirent64 *)(buf + off);
+			off += d->d_reclen;
+			if (strcmp(d->d_name, ".") == 0 || strcmp(d->d_name, "..") == 0)
+				continue;
+			if (++entries > MOVE_WALK_ENTRIES)
+				goto refuse;
+			size_t s = path_push(src, sl[level], cap, d->d_name);
+			size_t t = path_push(dst, dl[level], cap, d->d_name);
+			if (!s || !t)
+				goto refuse;
+			struct policy_verdict e = read_verdict(img, src, s);
+			if (e.decision != POLICY_ALLOW &&
+			    read_verdict(img, dst, t).decision < e.decision) {
+				walk_close(fds, level);
+				*v = e;
+				return true;
+			}
+			if (d->d_type != DT_DIR && d->d_type != DT_UNKNOWN)
+				continue;
+			int fd = (int)syscall(SYS_openat, fds[level], d->d_name,
+					      O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+			if (fd < 0) {
+				if (errno == ENOTDIR || errno == ELOOP || errno == ENOENT)
+					continue;
+				goto refuse;
+			}
+			/* resume the parent after this entry when the child is done */
+			if (level + 1 >= MOVE_WALK_DEPTH ||
+			    syscall(SYS_lseek, fds[level], d->d_off, SEEK_SET) < 0) {
+				syscall(SYS_close, fd);
+				goto refuse;
+			}
+			level++;
+			fds[level] = fd;
+			sl[level] = s;
+			dl[level] = t;
+			break;
+		}
+	}
+refuse:
+	walk_close(fds, level);
+	src[slen] = '\0';
+	*v = unseen;
+	return true;
+}
+
+/* Canonicalises (dirfd, path) into out (cap bytes), or copies the text when it has no name; length, or -1. */
+static int canon_or_text(int dirfd, const char *path, unsigned flags, char *out, size_t cap)
+{
+	int n = canon_path(dirfd, path, flags, out, cap);
+	if (n >= 0)
+		return n;
+	if (!shim_join(out, cap, path, (char *)NULL))
+		return -1;
+	return (int)strlen(out);
+}
+
+enum policy_decision shim_file_move(int olddirfd, const char *oldpath, int newdirfd,
+				    const char *newpath)
+{
+	char src[4096], dst[4096];
+	struct shim_action a = { .source = SHIM_OPEN, .action = POLICY_FILE_READ, .path = src };
+	if (!oldpath || !newpath)
+		return POLICY_ALLOW; /* the real call fails with EFAULT */
+	const struct policy_image *img = shim_image();
+	int sn = canon_or_text(olddirfd, oldpath, CANON_NOFOLLOW, src, sizeof src);
+	if (sn < 0)
+		return POLICY_DENY;
+	a.v = read_verdict(img, src, (size_t)sn);
+	/* the destination is canonicalised only when needed: not on the hot path (an allowed file) */
+	int dn = -1;
+	if (a.v.decision != POLICY_ALLOW) {
+		dn = canon_or_text(newdirfd, newpath, CANON_NOFOLLOW, dst, sizeof dst);
+		if (dn < 0)
+			return POLICY_DENY;
+		if (read_verdict(img, dst, (size_t)dn).decision < a.v.decision)
+			return shim_resolve(&a);
+	}
+	/* the content below a directory: an ordinary file costs one failed openat(2) here */
+	int fd = (int)syscall(SYS_openat, AT_FDCWD, src, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return POLICY_ALLOW;
+	syscall(SYS_close, fd);
+	if (dn < 0) {
+		dn = canon_or_text(newdirfd, newpath, CANON_NOFOLLOW, dst, sizeof dst);
+		if (dn < 0)
+			return POLICY_DENY;
+	}
+	struct policy_verdict v;
+	if (!walk_finds(img, src, (size_t)sn, dst, (size_t)dn, sizeof src, &v))
+		return POLICY_ALLOW;
+	a.v = v;
+	return shim_resolve(&a);
+}
+
 /* True when the NAME=value entry's name is `name` (len bytes, '=' excluded). */
 static bool env_is(const char *entry, const char *name, size_t len)
 {

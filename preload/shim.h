@@ -130,6 +130,26 @@ enum policy_decision shim_resolve(struct shim_action *a);
  */
 enum policy_decision shim_file(int dirfd, const char *path, unsigned actions, unsigned canon_flags);
 
+/*
+ * Decides renaming (olddirfd, oldpath) to (newdirfd, newpath) for the read
+ * rule the content carries (a write on both names is decided apart): when
+ * the source's read verdict (canonical, the last component not followed;
+ * an agent-only file counts as denied) is deny or ask and the destination's
+ * is less strict, that verdict is resolved with shim_resolve() on the
+ * source (deny: refused and logged with the rule; ask: asked).  For a
+ * directory, the same for each entry below it, named under the destination
+ * as it would be after the move: walked with getdents64(2), at most
+ * MOVE_WALK_ENTRIES (65536) entries and MOVE_WALK_DEPTH (32) levels, not
+ * following symlinks; an entry it cannot list, or a tree past a bound, is a
+ * deny by no rule (rule -1) on the source.  So `mv .env x` and
+ * `mv secrets public` are refused, `mv .env .env.old` is not when both names
+ * are denied.  Cost for an ordinary file: a cached canonicalisation, a
+ * cached decision and one failed openat(2).  Returns POLICY_ALLOW or
+ * POLICY_DENY.  No heap allocation.
+ */
+enum policy_decision shim_file_move(int olddirfd, const char *oldpath, int newdirfd,
+				    const char *newpath);
+
 /* The POLICY_FILE_* actions open(2) flags amount to (O_PATH: none). */
 unsigned shim_open_action(int flags);
 

@@ -4,7 +4,7 @@
 # Usage: tests/shim/run.sh BUILD_DIR     (needs BUILD_DIR/airlock-preload.so, tests/channel_server,
 #                                         tests/policy_image: `make all unit-tests`)
 # Environment: KEEP_TMP=1 keeps the temp tree; ONLY=group[,group] runs some groups
-# (hooks sh bash python perl node coreutils fortify loader errno spellings env ask events failclosed).
+# (hooks sh bash python perl node coreutils fortify loader errno spellings env ask moves events failclosed).
 #
 # Every case runs the program under the shim (LD_PRELOAD + AIRLOCK_DIR, a session
 # dir with policy.img and the channel served by tests' channel_server) in a
@@ -167,6 +167,8 @@ PLPRE='use strict; use warnings; use Errno; sub en { my $n = (grep { $!{$_} } ke
 . "$HERE/channel.sh"
 # shellcheck source=tests/shim/answers.sh
 . "$HERE/answers.sh"
+# shellcheck source=tests/shim/moves.sh
+. "$HERE/moves.sh"
 
 # ---- main -------------------------------------------------------------------------------------------------------
 
@@ -191,6 +193,7 @@ want spellings && spellings_group
 want env && env_group
 want answers && answers_group
 want ask && ask_group
+want moves && moves_group
 server_start --answer deny
 want events && events_group
 want failclosed && failclosed_group
