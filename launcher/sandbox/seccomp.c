@@ -12,6 +12,7 @@
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "launcher/sandbox/seccomp.h"
@@ -184,6 +185,80 @@ static int refuse_socket_domains(scmp_filter_ctx ctx, int nr)
 	return refuse_int_outside(ctx, nr, 2, route, N_ELEMS(route), &netlink);
 }
 
+/*
+ * setid_modes: a file with S_ISUID or S_ISGID made inside the sandbox
+ * outlives the session on the host (a setuid-root shell in the workspace).
+ * Each call that takes a mode is refused when the mode has either bit: one
+ * masked test per bit (a single masked compare cannot say "either").  The
+ * kernel reads the mode as a umode_t, so the masks touch its low bits only.
+ * mkdir and mkdirat are not refused: the kernel drops S_ISUID and S_ISGID
+ * from their mode (mkdir(2): mode & ~umask & 01777).  What no mode argument
+ * carries is not covered either: the kernel itself gives a directory made in
+ * a setgid directory S_ISGID (inode_init_owner), and the workspace holds no
+ * setgid directory unless the user made one.
+ */
+static int refuse_setid_bits(scmp_filter_ctx ctx, int nr, unsigned mode_arg,
+			     const struct scmp_arg_cmp *also)
+{
+	static const uint64_t bits[] = { S_ISUID, S_ISGID };
+	int r = 0;
+	for (size_t i = 0; i < N_ELEMS(bits) && r == 0; i++)
+		r = refuse_if(ctx, nr, arg_cmp(mode_arg, SCMP_CMP_MASKED_EQ, bits[i], bits[i]), also);
+	return r;
+}
+
+/* chmod, fchmod, creat, mknod: the mode is the second argument. */
+static int refuse_setid_arg1(scmp_filter_ctx ctx, int nr)
+{
+	return refuse_setid_bits(ctx, nr, 1, NULL);
+}
+
+/* fchmodat, fchmodat2, mknodat: the mode is the third argument. */
+static int refuse_setid_arg2(scmp_filter_ctx ctx, int nr)
+{
+	return refuse_setid_bits(ctx, nr, 2, NULL);
+}
+
+/*
+ * open and openat use their mode only with O_CREAT or O_TMPFILE in flags
+ * (open(2); anything else in the mode register is ignored, so it must not
+ * be refused): one rule per flag and bit, each ANDing a masked test on the
+ * flags with one on the mode.  __O_TMPFILE is O_TMPFILE without the
+ * O_DIRECTORY it includes.
+ */
+static int refuse_setid_open_at(scmp_filter_ctx ctx, int nr, unsigned flags_arg)
+{
+	static const uint64_t creating[] = { O_CREAT, O_TMPFILE & ~(uint64_t)O_DIRECTORY };
+	int r = 0;
+	for (size_t i = 0; i < N_ELEMS(creating) && r == 0; i++) {
+		struct scmp_arg_cmp f = arg_cmp(flags_arg, SCMP_CMP_MASKED_EQ, creating[i], creating[i]);
+		r = refuse_setid_bits(ctx, nr, flags_arg + 1, &f);
+	}
+	return r;
+}
+
+static int refuse_setid_open(scmp_filter_ctx ctx, int nr)
+{
+	return refuse_setid_open_at(ctx, nr, 1);
+}
+
+static int refuse_setid_openat(scmp_filter_ctx ctx, int nr)
+{
+	return refuse_setid_open_at(ctx, nr, 2);
+}
+
+/*
+ * openat2(2) takes flags and mode in a struct open_how in memory, which the
+ * filter cannot read, so it fails with ENOSYS, as on kernels before 5.6:
+ * callers that use it (systemd, libpathrs, Rust's rustix) fall back to
+ * openat on ENOSYS, which is checked.  glibc 2.36 has no openat2 wrapper and
+ * none of its functions call it; CPython's os.open calls openat.
+ */
+static int openat2_enosys(scmp_filter_ctx ctx, int nr)
+{
+	return seccomp_rule_add_exact(ctx, SCMP_ACT_ERRNO(ENOSYS), nr, 0);
+}
+
 /* One syscall of a group and how it is refused. */
 struct seccomp_syscall {
 	const char *name; /* as seccomp_syscall_resolve_name(3) knows it */
@@ -232,6 +307,13 @@ static const struct seccomp_group groups[] = {
 	  SYSCALLS({ "ioctl", refuse_tty_inject }) },
 	{ "socket_family", "sockets other than AF_UNIX, AF_INET, AF_INET6 and AF_NETLINK/NETLINK_ROUTE",
 	  false, SYSCALLS({ "socket", refuse_socket_domains }) },
+	{ "setid_modes", "setuid / setgid modes in chmod, open O_CREAT, creat, mknod: they outlive the session",
+	  false,
+	  SYSCALLS({ "chmod", refuse_setid_arg1 }, { "fchmod", refuse_setid_arg1 },
+		   { "fchmodat", refuse_setid_arg2 }, { "fchmodat2", refuse_setid_arg2 },
+		   { "creat", refuse_setid_arg1 }, { "open", refuse_setid_open },
+		   { "openat", refuse_setid_openat }, { "openat2", openat2_enosys },
+		   { "mknod", refuse_setid_arg1 }, { "mknodat", refuse_setid_arg2 }) },
 	{ "process_spawn", "policy process_spawn: false: fork, vfork and non-thread clone", true,
 	  SYSCALLS({ "fork", NULL }, { "vfork", NULL }, { "clone", refuse_process_clone }) },
 };
@@ -254,6 +336,10 @@ static int add_group(scmp_filter_ctx ctx, const struct seccomp_group *g, char *e
 {
 	for (const struct seccomp_syscall *s = g->syscalls; s->name; s++) {
 		int nr = resolve(s->name);
+		/* fchmodat2 (Linux 6.6) is missing from older libseccomp tables: then the
+		 * filter cannot name it, and it stays allowed (chmod and fchmodat are refused). */
+		if (nr == __NR_SCMP_ERROR && strcmp(s->name, "fchmodat2") == 0)
+			continue;
 		if (nr == __NR_SCMP_ERROR) {
 			snprintf(err, errlen, "seccomp group %s: libseccomp does not know syscall %s",
 				 g->name, s->name);

@@ -15,6 +15,11 @@
  *   probe seccomp              one line per syscall group the filter refuses and per socket
  *                              family it keeps: "NAME OK" / "NAME ERR ENAME"
  *   probe int80                getpid through the i386 entry (int $0x80): "int80 OK" when it returns
+ *   probe setid DIR            in DIR: each way to give a file S_ISUID or S_ISGID (chmod,
+ *                              fchmod, raw fchmodat and fchmodat2, open/openat O_CREAT, O_TMPFILE,
+ *                              creat, mknod; mkdir: the kernel drops them), then the harmless controls (chmod 0755, open
+ *                              O_CREAT 0644, open without O_CREAT with setid bits in the ignored
+ *                              mode); one "NAME OK" / "NAME ERR ENAME" line each; openat2 last
  * Always exits 0 when the subcommand ran, 2 on a usage error.
  */
 #define _GNU_SOURCE
@@ -31,6 +36,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <sys/mman.h>
@@ -176,6 +182,61 @@ static int do_int80(void)
 #endif
 }
 
+#ifndef SYS_fchmodat2
+#define SYS_fchmodat2 452
+#endif
+#ifndef SYS_openat2
+#define SYS_openat2 437
+#endif
+
+/* A regular file DIR/NAME, 0644, made without setid bits; prints nothing. */
+static const char *plain(const char *dir, const char *name)
+{
+	static char path[4096];
+	snprintf(path, sizeof path, "%s/%s", dir, name);
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	if (fd >= 0)
+		close(fd);
+	return path;
+}
+
+static int do_setid(const char *dir)
+{
+	char p[4096];
+	int dfd = open(dir, O_RDONLY | O_DIRECTORY);
+	if (dfd < 0)
+		return result("open-dir", -1, errno);
+	try("chmod_4755", chmod(plain(dir, "chmod"), 04755));
+	try("chmod_2755", chmod(plain(dir, "chmod-g"), 02755));
+	int fd = open(plain(dir, "fchmod"), O_RDONLY);
+	try("fchmod_4755", fchmod(fd, 04755));
+	close(fd);
+	plain(dir, "fchmodat");
+	try("fchmodat_4755", syscall(SYS_fchmodat, dfd, "fchmodat", 04755));
+	plain(dir, "fchmodat2");
+	try("fchmodat2_6755", syscall(SYS_fchmodat2, dfd, "fchmodat2", 06755, 0));
+	snprintf(p, sizeof p, "%s/open", dir);
+	try("open_creat_4755", syscall(SYS_open, p, O_WRONLY | O_CREAT, 04755));
+	try("openat_creat_2755", syscall(SYS_openat, dfd, "openat", O_WRONLY | O_CREAT | O_EXCL, 02755));
+	try("openat_tmpfile_4755", syscall(SYS_openat, dfd, ".", O_TMPFILE | O_WRONLY, 04755));
+	snprintf(p, sizeof p, "%s/creat", dir);
+	try("creat_4755", syscall(SYS_creat, p, 04755));
+	snprintf(p, sizeof p, "%s/mkdir", dir);
+	try("mkdir_2755", syscall(SYS_mkdir, p, 02755));
+	try("mkdirat_4755", syscall(SYS_mkdirat, dfd, "mkdirat", 04755));
+	try("mknodat_4755", syscall(SYS_mknodat, dfd, "mknodat", S_IFREG | 04755, 0));
+	/* controls: each must work */
+	try("chmod_0755", chmod(plain(dir, "plain"), 0755));
+	snprintf(p, sizeof p, "%s/plain-new", dir);
+	try("open_creat_0644", open(p, O_WRONLY | O_CREAT, 0644));
+	try("open_nocreat_junkmode", syscall(SYS_open, p, O_RDONLY, 04755));
+	snprintf(p, sizeof p, "%s/plain-dir", dir);
+	try("mkdir_0755", mkdir(p, 0755));
+	uint64_t how[3] = { O_WRONLY | O_CREAT, 04755, 0 }; /* struct open_how */
+	try("openat2_4755", syscall(SYS_openat2, dfd, "openat2", how, sizeof how));
+	return 0;
+}
+
 static void *thread_main(void *arg)
 {
 	return arg;
@@ -237,8 +298,10 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(cmd, "seccomp"))
 		return do_seccomp();
+	if (!strcmp(cmd, "setid") && argc == 3)
+		return do_setid(argv[2]);
 	if (!strcmp(cmd, "int80"))
 		return do_int80();
-	fprintf(stderr, "usage: probe read|write PATH | connect IP PORT | tiocsti|tiocsti-hi|tioclinux|tcgets PATH | fork|vfork|clone3|thread | seccomp | int80\n");
+	fprintf(stderr, "usage: probe read|write PATH | connect IP PORT | tiocsti|tiocsti-hi|tioclinux|tcgets PATH | fork|vfork|clone3|thread | seccomp | int80 | setid DIR\n");
 	return 2;
 }

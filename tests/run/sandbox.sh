@@ -1,7 +1,7 @@
 # sandbox.sh — the run suite's cases on what the sandbox stops: secret reads, writes outside the
 # workspace, the caller's environment, a static binary, TIOCSTI, the seccomp filter's groups,
-# process_spawn: false, the read-only policy file.  Sourced by tests/run/run.sh (cases secrets
-# write_outside env static tiocsti seccomp spawn policy_ro).
+# process_spawn: false, the read-only policy file, setuid / setgid modes.  Sourced by
+# tests/run/run.sh (cases secrets write_outside env static tiocsti seccomp spawn policy_ro setid).
 
 # Denied secret reads (shim and masks), allowed reads.
 case_secrets()
@@ -400,4 +400,86 @@ case_policy_ro()
 	check "$p: --policy with a relative path works"
 	expect_rc 0
 	done_check
+}
+
+# setid_modes: no file made or changed inside gets S_ISUID / S_ISGID (it would outlive the
+# session on the host: a setuid-root shell in the workspace).  Refused with EPERM in chmod,
+# fchmod, fchmodat, fchmodat2, open/openat O_CREAT and O_TMPFILE, creat, mknod; openat2 ENOSYS;
+# mkdir's setid bits the kernel drops itself.  Plain modes still work.
+case_setid()
+{
+	p=$RUN_USER
+	need_sandbox "$p: setuid / setgid modes are refused" || return
+	d=$W/setid
+	rm -rf "$T/setid-ctl" "$d"
+	mkdir "$T/setid-ctl"
+	"$PROBE" setid "$T/setid-ctl" >"$T/setid-ctl.out"
+	check "control: outside the sandbox the probe's chmod 04755 and open(O_CREAT, 04755) make setuid files"
+	RC=0 OUT=$(cat "$T/setid-ctl.out") ERR="" LOG=""
+	expect_out_has "chmod_4755 OK"
+	expect_out_has "open_creat_4755 OK"
+	[ -u "$T/setid-ctl/chmod" ] || _fail "chmod 04755 outside left no setuid bit"
+	done_check
+	rm -rf "$T/setid-ctl"
+
+	mkdir "$d"
+	: >"$d/cu"
+	: >"$d/py"
+	[ -z "$AS" ] || chown -R "$RUN_USER" "$d"
+	arun --headless --policy "$(open_policy)" -- sh -c '
+		chmod u+s setid/cu; echo "u+s=$?"
+		chmod g+s setid/cu; echo "g+s=$?"
+		chmod 4755 setid/cu; echo "4755=$?"
+		python3 -c "
+import os
+for m in (0o4755, 0o2755):
+    try:
+        os.chmod(\"setid/py\", m); print(\"py %o OK\" % m)
+    except OSError as e:
+        print(\"py %o errno %d\" % (m, e.errno))
+"
+		chmod +x setid/cu; echo "+x=$?"
+		chmod 0750 setid/py; echo "0750=$?"'
+	check "$p: chmod u+s / g+s / 4755 (coreutils) and python os.chmod(0o4755 / 0o2755) fail with EPERM; chmod +x and 0750 work"
+	expect_rc 0
+	for l in "u+s=1" "g+s=1" "4755=1" "py 4755 errno 1" "py 2755 errno 1" "+x=0" "0750=0"; do
+		expect_out_has "$l"
+	done
+	expect_err_has "Operation not permitted"
+	[ -n "$(find "$d" -perm /6000)" ] && _fail "setid bits on the host: $(find "$d" -perm /6000)"
+	[ -x "$d/cu" ] || _fail "chmod +x did not reach the host"
+	[ "$(stat -c %a "$d/py")" = 750 ] || _fail "chmod 0750 did not reach the host: $(stat -c %a "$d/py")"
+	done_check
+
+	for bin in "$PROBE" "$PROBE_STATIC"; do
+		kind=dynamic
+		if [ "$bin" = "$PROBE_STATIC" ]; then
+			kind=static
+			if [ -n "$STATIC_SKIP" ]; then
+				tap_skip "$p: a static binary's setid modes are refused" "$STATIC_SKIP"
+				continue
+			fi
+		fi
+		rm -rf "${d:?}/$kind"
+		mkdir "$d/$kind"
+		[ -z "$AS" ] || chown "$RUN_USER" "$d/$kind"
+		arun --headless --policy "$(open_policy)" -- "$bin" setid "setid/$kind"
+		check "$p: $kind probe: chmod, fchmod, raw fchmodat / fchmodat2, open / openat O_CREAT and O_TMPFILE, creat, mknodat with setid modes are EPERM, openat2 ENOSYS; nothing setid on the host; plain modes work"
+		expect_rc 0
+		for g in chmod_4755 chmod_2755 fchmod_4755 fchmodat_4755 fchmodat2_6755 open_creat_4755 \
+			openat_creat_2755 openat_tmpfile_4755 creat_4755 mknodat_4755; do
+			expect_out_has "$g ERR EPERM"
+		done
+		expect_out_has "openat2_4755 ERR ENOSYS"
+		for g in mkdir_2755 mkdirat_4755 chmod_0755 open_creat_0644 open_nocreat_junkmode mkdir_0755; do
+			expect_out_has "$g OK"
+		done
+		[ -n "$(find "$d/$kind" -perm /6000)" ] && _fail "setid bits on the host: $(find "$d/$kind" -perm /6000)"
+		for f in open openat creat mknodat openat2; do
+			[ -e "$d/$kind/$f" ] && _fail "$f was created on the host"
+		done
+		[ "$(stat -c %a "$d/$kind/plain")" = 755 ] || _fail "chmod 0755 did not reach the host"
+		done_check
+	done
+	rm -rf "$d"
 }
