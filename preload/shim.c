@@ -614,11 +614,32 @@ enum policy_decision shim_file(int dirfd, const char *path, unsigned action, uns
 /*
  * Bounds of the walk below a directory being renamed (shim_file_move): more
  * entries, or a deeper tree, and the move is refused rather than half
- * decided.  A decision is a cached image lookup (about a microsecond), so
- * the worst case is tens of milliseconds, once per rename of a large tree.
+ * decided — unless the session has a kernel layer (the launcher's mark
+ * $AIRLOCK_DIR/kernel), whose masks hide what deny-read rules named at
+ * launch wherever the tree goes: then a tree past the bounds is moved (an
+ * agent's `mv node_modules old` is not refused for its size).  A decision is
+ * a cached image lookup (about a microsecond), so the worst case is tens of
+ * milliseconds, once per rename of a large tree.
  */
 #define MOVE_WALK_ENTRIES 65536
 #define MOVE_WALK_DEPTH 32
+
+/* The session has a kernel layer: the launcher's mark $AIRLOCK_DIR/kernel exists (looked up each time: rare). */
+static bool kernel_layer(void)
+{
+	char path[4096];
+	int saved = errno;
+	bool yes = false;
+	if (session_dir && shim_join(path, sizeof path, session_dir, "/kernel", (char *)NULL)) {
+		int fd = raw_open(path, O_RDONLY);
+		if (fd >= 0) {
+			yes = true;
+			syscall(SYS_close, fd);
+		}
+	}
+	errno = saved;
+	return yes;
+}
 
 /* The read verdict on canon (len bytes): an agent-only file reads as denied by its rule. */
 static struct policy_verdict read_verdict(const struct policy_image *img, const char *canon,
@@ -699,7 +720,7 @@ static bool walk_finds(const struct policy_image *img, char *src, size_t slen, c
 			if (strcmp(d->d_name, ".") == 0 || strcmp(d->d_name, "..") == 0)
 				continue;
 			if (++entries > MOVE_WALK_ENTRIES)
-				goto refuse;
+				goto past_bounds;
 			size_t s = path_push(src, sl[level], cap, d->d_name);
 			size_t t = path_push(dst, dl[level], cap, d->d_name);
 			if (!s || !t)
@@ -721,8 +742,11 @@ static bool walk_finds(const struct policy_image *img, char *src, size_t slen, c
 				goto refuse;
 			}
 			/* resume the parent after this entry when the child is done */
-			if (level + 1 >= MOVE_WALK_DEPTH ||
-			    syscall(SYS_lseek, fds[level], d->d_off, SEEK_SET) < 0) {
+			if (level + 1 >= MOVE_WALK_DEPTH) {
+				syscall(SYS_close, fd);
+				goto past_bounds;
+			}
+			if (syscall(SYS_lseek, fds[level], d->d_off, SEEK_SET) < 0) {
 				syscall(SYS_close, fd);
 				goto refuse;
 			}
@@ -732,6 +756,12 @@ static bool walk_finds(const struct policy_image *img, char *src, size_t slen, c
 			dl[level] = t;
 			break;
 		}
+	}
+past_bounds:
+	if (kernel_layer()) {
+		walk_close(fds, level);
+		src[slen] = '\0';
+		return false;
 	}
 refuse:
 	walk_close(fds, level);

@@ -105,6 +105,20 @@ static int build_env(struct run *r)
 		airlock_err("run: cannot mark the session for the agent profile: %s", strerror(-mr));
 		return RUN_EXIT_FAILED;
 	}
+	/* the kernel layer's mark: with it, the shim leaves a rename of a tree too large to walk to
+	   the masks (preload/shim.c, shim_file_move), instead of refusing it */
+	if (!r->o.no_sandbox) {
+		int kfd = -1;
+		char *kpath = NULL;
+		if (asprintf(&kpath, "%s/kernel", r->session.dir) >= 0)
+			kfd = open(kpath, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0444);
+		free(kpath);
+		if (kfd < 0) {
+			airlock_err("run: cannot mark the session's kernel layer: %s", strerror(errno));
+			return RUN_EXIT_FAILED;
+		}
+		close(kfd);
+	}
 	extern char **environ;
 	r->agent_env = env_build(r->src.policy, environ, r->o.env, r->session.id, err, sizeof err);
 	if (!r->agent_env) {

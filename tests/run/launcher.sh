@@ -15,6 +15,24 @@ case_no_sandbox()
 	expect_log source=shim file="$W/.env" decision=deny
 	done_check
 
+	# a tree deeper than the shim's rename walk goes (32 levels): without a kernel layer the
+	# shim refuses the move it cannot check; with one, the masks hold wherever it goes
+	deep=$(printf 'd/%.0s' $(seq 1 40))
+	rm -rf "$W/deep" "$W/deep2"
+	mkdir -p "$W/deep/$deep"
+	[ -z "$AS" ] || chown -R "$RUN_USER" "$W/deep"
+	arun --headless --no-sandbox -- sh -c 'mv deep deep2; echo mv=$?'
+	check "$p: --no-sandbox: mv of a tree past the rename walk's bounds is refused (the shim cannot check it)"
+	expect_out_re "^mv=[1-9]"
+	expect_dir "$W/deep"
+	done_check
+	arun --headless -- sh -c 'mv deep deep2; echo mv=$?'
+	check "$p: with the kernel layer, the same mv runs (the masks hold wherever the tree goes)"
+	expect_out_has "mv=0"
+	expect_dir "$W/deep2"
+	done_check
+	rm -rf "$W/deep" "$W/deep2"
+
 	# the agent itself dies with its launcher, even without bwrap's --die-with-parent
 	mark=airlock-nosandbox-mark-$$-$RUN_USER
 	rm -f "$W/ready-nsb"
