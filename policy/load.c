@@ -505,6 +505,34 @@ static void free_strings(char **v, size_t n)
 	free(v);
 }
 
+int policy_rule_add(struct policy *p, enum policy_list list, enum policy_rule_kind kind,
+		    enum policy_match match, const char *pattern, unsigned actions,
+		    const char *reason)
+{
+	struct policy_rule *rules = realloc(p->rules, (p->nrules + 1) * sizeof *rules);
+	if (!rules)
+		return -ENOMEM;
+	p->rules = rules;
+	struct policy_rule *r = &rules[p->nrules];
+	memset(r, 0, sizeof *r);
+	r->kind = kind;
+	r->list = list;
+	r->match = match;
+	r->actions = actions;
+	char **slot = kind == POLICY_RULE_COMMAND ? &r->command
+		      : kind == POLICY_RULE_FILE  ? &r->path
+						  : &r->destination;
+	*slot = strdup(pattern);
+	r->reason = reason ? strdup(reason) : NULL;
+	if (!*slot || (reason && !r->reason)) {
+		free(*slot);
+		free(r->reason);
+		return -ENOMEM;
+	}
+	p->nrules++;
+	return 0;
+}
+
 void policy_free(struct policy *p)
 {
 	if (!p)

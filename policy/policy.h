@@ -265,6 +265,18 @@ struct policy *policy_load_file(const char *path, struct policy_error *err);
 struct policy *policy_load_buffer(const char *name, const char *buf, size_t len,
 				  struct policy_error *err);
 
+/*
+ * Appends to p a rule the program makes rather than a file (an agent
+ * profile's, --no-sandbox's): list, kind, match and actions as in struct
+ * policy_rule (actions: POLICY_FILE_* for a FILE rule, else 0); pattern is the
+ * command, path or destination, reason the reason or NULL, both copied.  Its
+ * position is {0,0}: no line of a file.  Returns 0, or -ENOMEM with p
+ * unchanged.
+ */
+int policy_rule_add(struct policy *p, enum policy_list list, enum policy_rule_kind kind,
+		    enum policy_match match, const char *pattern, unsigned actions,
+		    const char *reason);
+
 /* Frees p and everything it owns.  Accepts NULL. */
 void policy_free(struct policy *p);
 

@@ -400,26 +400,14 @@ void profile_describe(const struct profile_choice *c, char *buf, size_t cap)
 static int add_rule(struct policy *p, const struct profile *pr, enum policy_rule_kind kind,
 		    const char *pattern, unsigned actions, const char *why)
 {
-	struct policy_rule *rules = realloc(p->rules, (p->nrules + 1) * sizeof *rules);
-	if (!rules)
+	char *reason = NULL;
+	if (asprintf(&reason, "profile %s: %s %s", pr->name, pr->title, why) < 0)
 		return -ENOMEM;
-	p->rules = rules;
-	struct policy_rule *r = &rules[p->nrules];
-	memset(r, 0, sizeof *r);
-	r->kind = kind;
-	r->list = POLICY_LIST_ALLOW;
-	r->match = kind == POLICY_RULE_COMMAND ? POLICY_MATCH_EXACT : POLICY_MATCH_GLOB;
-	r->actions = actions;
-	char **slot = kind == POLICY_RULE_COMMAND ? &r->command
-		      : kind == POLICY_RULE_FILE  ? &r->path
-						  : &r->destination;
-	if (!(*slot = strdup(pattern)) ||
-	    asprintf(&r->reason, "profile %s: %s %s", pr->name, pr->title, why) < 0) {
-		free(*slot);
-		return -ENOMEM;
-	}
-	p->nrules++;
-	return 0;
+	int r = policy_rule_add(p, POLICY_LIST_ALLOW, kind,
+				kind == POLICY_RULE_COMMAND ? POLICY_MATCH_EXACT : POLICY_MATCH_GLOB,
+				pattern, actions, reason);
+	free(reason);
+	return r;
 }
 
 /* Appends s to a string list unless it is there already. */

@@ -2499,26 +2499,10 @@ void copies_free(struct copies *c)
 /* Appends a deny rule for writes to pattern. */
 static int deny_write(struct policy *p, const char *pattern)
 {
-	struct policy_rule *rules = realloc(p->rules, (p->nrules + 1) * sizeof *rules);
-	if (!rules)
-		return -ENOMEM;
-	p->rules = rules;
-	struct policy_rule *r = &rules[p->nrules];
-	memset(r, 0, sizeof *r);
-	r->kind = POLICY_RULE_FILE;
-	r->list = POLICY_LIST_DENY;
-	r->match = POLICY_MATCH_GLOB;
-	r->actions = POLICY_FILE_WRITE;
-	r->path = strdup(pattern);
-	r->reason = strdup("runs later, outside the sandbox; --no-sandbox has no session copies, "
-			   "so writing it is refused (by the shim only)");
-	if (!r->path || !r->reason) {
-		free(r->path);
-		free(r->reason);
-		return -ENOMEM;
-	}
-	p->nrules++;
-	return 0;
+	return policy_rule_add(p, POLICY_LIST_DENY, POLICY_RULE_FILE, POLICY_MATCH_GLOB, pattern,
+			       POLICY_FILE_WRITE,
+			       "runs later, outside the sandbox; --no-sandbox has no session copies, "
+			       "so writing it is refused (by the shim only)");
 }
 
 static int spec_rules(struct policy *p, const struct copy_spec *s)
