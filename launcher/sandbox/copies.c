@@ -1184,6 +1184,43 @@ static char *unblocked(struct copies *c, const char *rel, const char *w)
 }
 
 /*
+ * The entries of snap (a launch state) gone from work (the session's copy):
+ * with apply, each deletion reaches host when may (a name's test; NULL: any
+ * name) allows it and host's entry is still the launch version, a regular
+ * file; a vital name (NULL: none) is never deleted; the rest is said left on
+ * the host.
+ */
+static void deletions(struct copies *c, const char *work, const char *snap, const char *host,
+		      bool apply, bool (*may)(const char *), bool (*vital)(const char *))
+{
+	DIR *d = opendir(snap);
+	struct dirent *de;
+	struct stat st;
+	while (d && (de = readdir(d))) {
+		const char *n = de->d_name;
+		if (!strcmp(n, ".") || !strcmp(n, ".."))
+			continue;
+		char *w = joinf("%s/%s", work, n), *s = joinf("%s/%s", snap, n),
+		     *h = joinf("%s/%s", host, n);
+		if (w && s && h && kind_of(w, &st) == 0) {
+			if (vital && vital(n))
+				note(c, AUDIT_KEPT_ASIDE, h, NULL, "deleted in the session; not applied, "
+				     "the launch version stays (git cannot use a repository without it)");
+			else if (apply && (!may || may(n)) && kind_of(s, &st) == 1 && same(h, s) &&
+				 unlink(h) == 0)
+				note(c, AUDIT_COPY_APPLIED, h, NULL, "deleted in the session; deleted");
+			else
+				note(c, AUDIT_KEPT_ASIDE, h, NULL, "deleted in the session; left on the host");
+		}
+		free(w);
+		free(s);
+		free(h);
+	}
+	if (d)
+		closedir(d);
+}
+
+/*
  * Compares the tree work with snap (its launch state) under rel, host the
  * real one, and does with each change what mode says.
  */
@@ -1227,25 +1264,7 @@ static void diff_tree(struct copies *c, const struct item *it, const char *rel, 
 	}
 	if (d)
 		closedir(d);
-	d = opendir(snap);
-	while (d && (de = readdir(d))) {
-		const char *n = de->d_name;
-		if (!strcmp(n, ".") || !strcmp(n, ".."))
-			continue;
-		char *w = joinf("%s/%s", work, n), *h = joinf("%s/%s", host, n),
-		     *s = joinf("%s/%s", snap, n);
-		if (w && h && s && kind_of(w, &st) == 0) {
-			if (mode == DIFF_APPLY && kind_of(s, &st) == 1 && same(h, s) && unlink(h) == 0)
-				note(c, AUDIT_COPY_APPLIED, h, NULL, "deleted in the session; deleted");
-			else
-				note(c, AUDIT_KEPT_ASIDE, h, NULL, "deleted in the session; left on the host");
-		}
-		free(w);
-		free(h);
-		free(s);
-	}
-	if (d)
-		closedir(d);
+	deletions(c, work, snap, host, mode == DIFF_APPLY, NULL, NULL);
 }
 
 /* A tree made in the session (git's objects/, refs/... after `git init`): copied where the host has nothing; the rest kept aside. */
@@ -1765,7 +1784,6 @@ out:
 static void git_finish(struct copies *c, const struct item *it)
 {
 	struct dirent *de;
-	struct stat st;
 	unsigned copied = 0;
 	DIR *d = opendir(it->work);
 	while (d && (de = readdir(d)))
@@ -1777,26 +1795,7 @@ static void git_finish(struct copies *c, const struct item *it)
 		note(c, AUDIT_COPY_APPLIED, it->host, NULL,
 		     "%u file(s) of a repository made in the session (objects, refs, logs) applied",
 		     copied);
-	d = opendir(it->snap);
-	while (d && (de = readdir(d))) {
-		const char *n = de->d_name;
-		char *w = joinf("%s/%s", it->work, n), *s = joinf("%s/%s", it->snap, n),
-		     *h = joinf("%s/%s", it->host, n);
-		if (strcmp(n, ".") && strcmp(n, "..") && w && s && h && kind_of(w, &st) == 0) {
-			if (git_file_vital(n))
-				note(c, AUDIT_KEPT_ASIDE, h, NULL, "deleted in the session; not applied, "
-				     "the launch version stays (git cannot use a repository without it)");
-			else if (git_file_safe(n) && same(h, s) && kind_of(s, &st) == 1 && unlink(h) == 0)
-				note(c, AUDIT_COPY_APPLIED, h, NULL, "deleted in the session; deleted");
-			else
-				note(c, AUDIT_KEPT_ASIDE, h, NULL, "deleted in the session; left on the host");
-		}
-		free(w);
-		free(s);
-		free(h);
-	}
-	if (d)
-		closedir(d);
+	deletions(c, it->work, it->snap, it->host, true, git_file_safe, git_file_vital);
 }
 
 /* ---- directories written in place: their top-level scripts -------------------------- */
