@@ -26,10 +26,12 @@ claude_bare()
 	ag_run_bare "$_cn" env $CLAUDE_KEY $CLAUDE_ENV "$AG_CLIENT" "$@"
 }
 
-# claude_airlock NAME: Claude Code under airlock run --headless, its variables passed with --env.
-claude_airlock()
+# claude_under RUNNER NAME: Claude Code under airlock by RUNNER (ag_run_airlock: --headless;
+# ag_run_tui: the TUI in tmux, every ask answered N), its variables passed with --env.
+claude_under()
 {
-	_cn=$1
+	_cr=$1
+	_cn=$2
 	_envs=""
 	for _e in $CLAUDE_ENV; do
 		_envs="$_envs|--env|$_e"
@@ -39,22 +41,12 @@ claude_airlock()
 	# shellcheck disable=SC2086
 	set -- ${_envs#|} "--" "$AG_CLIENT" $CLAUDE_ARGS
 	IFS=$_oifs
-	AG_EXTRA_ENV=$CLAUDE_KEY ag_run_airlock "$_cn" "$@"
+	AG_EXTRA_ENV=$CLAUDE_KEY "$_cr" "$_cn" "$@"
 }
 
-# claude_tui NAME: Claude Code under airlock run with its TUI in tmux (ag_run_tui), every ask
-# answered N; returns 2 when the TUI cannot run here (AG_TUI_SKIP).
-claude_tui()
-{
-	_cn=$1
-	_envs=""
-	for _e in $CLAUDE_ENV; do
-		_envs="$_envs|--env|$_e"
-	done
-	_oifs=$IFS
-	IFS='|'
-	# shellcheck disable=SC2086
-	set -- ${_envs#|} "--" "$AG_CLIENT" $CLAUDE_ARGS
-	IFS=$_oifs
-	AG_EXTRA_ENV=$CLAUDE_KEY ag_run_tui "$_cn" "$@"
-}
+# claude_airlock NAME: Claude Code under airlock run --headless.
+claude_airlock() { claude_under ag_run_airlock "$1"; }
+
+# claude_tui NAME: Claude Code under airlock's TUI in tmux (ag_run_tui), every ask answered N;
+# returns 2 when the TUI cannot run here (AG_TUI_SKIP).
+claude_tui() { claude_under ag_run_tui "$1"; }

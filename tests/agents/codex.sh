@@ -115,23 +115,6 @@ ag_mock_start openai "$PORT" "$T/script-tui.json" "$T/mock-tui"
 codex_tui tui
 tui_rc=$?
 ag_mock_stop
-if [ $tui_rc = 2 ]; then
-	tap_skip "tui: the session under the TUI" "$AG_TUI_SKIP"
-else
-	echo "# tui: airlock exited $RC after ${WALL}s, $AG_PANELS panel(s) answered N; log $LOG"
-	ag_expect "tui: codex finishes the session (exit 0, mock played every step)" \
-		sh -c '[ "$1" = 0 ] && grep -q "\"done\": true" "$2/report.json" || { echo "rc $1"; tail -n 8 "$3"; exit 1; }' \
-		sh "$RC" "$T/mock-tui" "$AG_OUT/tui.screen"
-	ag_asks "$LOG" >"$AG_OUT/tui.asks"
-	ag_expect "tui: the push is asked" grep -qE '^exec git push' "$AG_OUT/tui.asks"
-	ag_expect "tui: every ask answered N is denied" sh -c '
-		if grep "\"decided_by\":\"human\"" "$1" | grep -q "\"decision\":\"allow\""; then
-			echo "allowed by a human:"; grep "\"decided_by\":\"human\"" "$1" | grep "\"decision\":\"allow\"" | cut -c 1-300; exit 1
-		fi' sh "$LOG"
-	ag_expect "tui: nothing else is asked (the pushes, the upload at most)" sh -c '
-		if grep -vE "$1" "$2" | grep -q .; then
-			echo "$(grep -cvE "$1" "$2") other ask(s):"; grep -vE "$1" "$2" | sort | uniq -c | sort -rn | head -20; exit 1
-		fi' sh "$TUI_ASKS_OK" "$AG_OUT/tui.asks"
-fi
+ag_tui_expect codex "$tui_rc" '^exec git push' "$TUI_ASKS_OK" "$T/mock-tui"
 
 tap_plan_end tests

@@ -45,27 +45,23 @@ codex_bare()
 	ag_run_bare "$_xn" env "$CODEX_KEY_ENV" "$AG_CODEX" "$@"
 }
 
-# codex_airlock NAME: Codex under airlock run --headless, its key in airlock's environment.
-codex_airlock()
+# codex_under RUNNER NAME: Codex under airlock by RUNNER (ag_run_airlock: --headless;
+# ag_run_tui: the TUI in tmux, every ask answered N), its key in airlock's environment.
+codex_under()
 {
-	_xn=$1
+	_xr=$1
+	_xn=$2
 	_oifs=$IFS
 	IFS='|'
 	# shellcheck disable=SC2086 # CODEX_ARGS is split at |
 	set -- "--" "$AG_CODEX" $CODEX_ARGS
 	IFS=$_oifs
-	AG_EXTRA_ENV=$CODEX_KEY_ENV ag_run_airlock "$_xn" "$@"
+	AG_EXTRA_ENV=$CODEX_KEY_ENV "$_xr" "$_xn" "$@"
 }
 
-# codex_tui NAME: Codex under airlock run with its TUI in tmux (ag_run_tui), every ask answered N;
-# returns 2 when the TUI cannot run here (AG_TUI_SKIP).
-codex_tui()
-{
-	_xn=$1
-	_oifs=$IFS
-	IFS='|'
-	# shellcheck disable=SC2086 # CODEX_ARGS is split at |
-	set -- "--" "$AG_CODEX" $CODEX_ARGS
-	IFS=$_oifs
-	AG_EXTRA_ENV=$CODEX_KEY_ENV ag_run_tui "$_xn" "$@"
-}
+# codex_airlock NAME: Codex under airlock run --headless.
+codex_airlock() { codex_under ag_run_airlock "$1"; }
+
+# codex_tui NAME: Codex under airlock's TUI in tmux (ag_run_tui), every ask answered N; returns 2
+# when the TUI cannot run here (AG_TUI_SKIP).
+codex_tui() { codex_under ag_run_tui "$1"; }

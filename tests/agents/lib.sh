@@ -414,6 +414,32 @@ LANG=C.UTF-8 TERM=screen-256color GIT_CONFIG_NOSYSTEM=1 ${AG_EXTRA_ENV:-} $_q; e
 	return 0
 }
 
+# ag_tui_expect CLIENT RC PUSH_RE OK_RE MOCKDIR: the checks of a session under the TUI (after
+# ag_run_tui returned RC: 2 is a skip): CLIENT finished and the mock played every step, an ask
+# matching PUSH_RE was made, every ask answered N was denied, and nothing matching no OK_RE was
+# asked.
+ag_tui_expect()
+{
+	if [ "$2" = 2 ]; then
+		tap_skip "tui: the session under the TUI" "$AG_TUI_SKIP"
+		return
+	fi
+	echo "# tui: airlock exited $RC after ${WALL}s, $AG_PANELS panel(s) answered N; log $LOG"
+	ag_expect "tui: $1 finishes the session (exit 0, mock played every step)" \
+		sh -c '[ "$1" = 0 ] && grep -q "\"done\": true" "$2/report.json" || { echo "rc $1"; tail -n 8 "$3"; exit 1; }' \
+		sh "$RC" "$5" "$AG_OUT/tui.screen"
+	ag_asks "$LOG" >"$AG_OUT/tui.asks"
+	ag_expect "tui: the push is asked" grep -qE "$3" "$AG_OUT/tui.asks"
+	ag_expect "tui: every ask answered N is denied" sh -c '
+		if grep "\"decided_by\":\"human\"" "$1" | grep -q "\"decision\":\"allow\""; then
+			echo "allowed by a human:"; grep "\"decided_by\":\"human\"" "$1" | grep "\"decision\":\"allow\"" | cut -c 1-300; exit 1
+		fi' sh "$LOG"
+	ag_expect "tui: nothing else is asked (the pushes, the upload at most)" sh -c '
+		if grep -vE "$1" "$2" | grep -q .; then
+			echo "$(grep -cvE "$1" "$2") other ask(s):"; grep -vE "$1" "$2" | sort | uniq -c | sort -rn | head -20; exit 1
+		fi' sh "$4" "$AG_OUT/tui.asks"
+}
+
 # ag_asks LOG: the actions a human was asked about in LOG, one a line ("exec git push origin
 # HEAD", "connect host:port", "write PATH"), in order.
 ag_asks()
