@@ -15,13 +15,14 @@ After the last step, the answer is the script's "final" text and end_turn.  Any 
 plainly.  Every request goes to DIR/requests.jsonl; DIR/report.json says, per step, the tool,
 its input, the result and is_error (see tests/agents/lib.sh for both formats).
 """
-import argparse
 import json
 import os
-import signal
 import sys
 import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from mock_serve import serve  # noqa: E402  (tests/agents/mock_serve.py)
 
 TOOL_ID = "toolu_mock_%d"
 MODEL = "claude-mock-1"
@@ -228,29 +229,8 @@ class Handler(BaseHTTPRequestHandler):
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--listen", required=True)
-    ap.add_argument("--script", required=True)
-    ap.add_argument("--out", required=True)
-    a = ap.parse_args()
-    host, port = a.listen.rsplit(":", 1)
-    with open(a.script, encoding="utf-8") as f:
-        script = json.load(f)
-    Handler.state = State(script, a.out)
-    srv = ThreadingHTTPServer((host, int(port)), Handler)
-    srv.daemon_threads = True
-
-    def stop(_sig, _frm):
-        threading.Thread(target=srv.shutdown, daemon=True).start()
-
-    signal.signal(signal.SIGTERM, stop)
-    signal.signal(signal.SIGINT, stop)
-    Handler.state.write_report()
-    open(os.path.join(a.out, "ready"), "w").close()
-    srv.serve_forever()
-    with Handler.state.lock:
-        Handler.state.write_report()
+    return serve(Handler, State)
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -29,16 +29,17 @@ tool name used), and at the top "tools" (the names the first main-loop request d
 "side" (the other requests: method and path).  A request body that is not plain JSON (e.g.
 compressed) is recorded as base64 and named in "errors": the canary check could not see into it.
 """
-import argparse
 import base64
 import json
 import os
 import re
-import signal
 import sys
 import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from mock_serve import serve  # noqa: E402  (tests/agents/mock_serve.py)
 
 CALL_PREFIX = "call_mock_"
 EXIT_RE = re.compile(r"(?:Process exited with code|Exit code:) *(-?[0-9]+)")
@@ -311,29 +312,7 @@ class Handler(BaseHTTPRequestHandler):
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--listen", required=True)
-    ap.add_argument("--script", required=True)
-    ap.add_argument("--out", required=True)
-    a = ap.parse_args()
-    host, port = a.listen.rsplit(":", 1)
-    with open(a.script, encoding="utf-8") as f:
-        script = json.load(f)
-    Handler.state = State(script, a.out)
-    srv = ThreadingHTTPServer((host, int(port)), Handler)
-    srv.daemon_threads = True
-
-    def stop(_sig, _frm):
-        threading.Thread(target=srv.shutdown, daemon=True).start()
-
-    signal.signal(signal.SIGTERM, stop)
-    signal.signal(signal.SIGINT, stop)
-    Handler.state.write_report()
-    open(os.path.join(a.out, "ready"), "w").close()
-    srv.serve_forever()
-    with Handler.state.lock:
-        Handler.state.write_report()
-    return 0
+    return serve(Handler, State)
 
 
 if __name__ == "__main__":
