@@ -234,6 +234,7 @@ static void run_release(struct run *r)
 		close(r->tty_slave);
 	proxy_free(r->proxy);
 	netns_close(&r->ns);
+	open_gate_free(r->gate); /* after the sandbox ended: nothing waits on it */
 	if (r->resolv_fd >= 0)
 		close(r->resolv_fd);
 	audit_close(r->log);

@@ -30,6 +30,7 @@
 #include "launcher/profiles/profile.h"
 #include "launcher/sandbox/backend.h"
 #include "launcher/sandbox/netns.h"
+#include "launcher/sandbox/open_gate.h"
 #include "launcher/sandbox/session.h"
 
 /* Exit statuses of `run` itself; otherwise the agent's (DESIGN.md step 10). */
@@ -78,6 +79,9 @@ struct run {
 	struct netns ns;
 	struct proxy *proxy;
 	int resolv_fd;
+	/* deny-read rules for files that appear during the session (open_gate.h); NULL: off */
+	struct open_gate *gate;
+	char gate_off[192]; /* why it is off, for the log: "off: ..." */
 	/* the human side: the control socket, and the TUI with the agent's terminal */
 	enum run_ui ui;
 	struct control *control;

@@ -44,6 +44,7 @@ int run_log_start(struct audit_log *log, const char *program, const char *profil
 		start.masked = rep->masks;
 		start.masks_capped = rep->masks_capped;
 		start.seccomp = groups;
+		start.open_gate = rep->open_gate;
 	}
 	snprintf(message, sizeof message, "session started: %s%s", program,
 		 !sandbox ? "; NO kernel sandbox (--no-sandbox): the shim and this log only" : "");
@@ -100,6 +101,30 @@ void run_log_proxy(struct audit_log *log, const struct policy_image *img,
 								  : NULL,
 				  .response_time_ms = -1,
 				  .traffic = &traffic, .message = ev->why };
+	if (log)
+		(void)audit_write(log, &ae);
+}
+
+void run_log_gate_refused(struct audit_log *log, const struct policy_image *img, pid_t pid,
+			  const char *path, int32_t rule)
+{
+	struct policy_rule_info info;
+	char where[1100];
+	bool described = rule >= 0 && policy_rule_describe(img, rule, &info) == 0;
+	if (described)
+		snprintf(where, sizeof where, "%s:%u", info.file, info.line);
+	struct audit_event ae = {
+		.source = AUDIT_SOURCE_LAUNCHER, .pid = pid, .file = path,
+		.action = policy_action_name(POLICY_ACTION_READ),
+		.decision = policy_decision_name(POLICY_DENY), .decided_by = "policy",
+		.rule = described ? where : NULL,
+		.reason = described ? info.reason
+				    : "a credential store airlock always hides (its mandatory list)",
+		.layer = "fanotify", .response_time_ms = -1,
+		.message = "refused at the kernel layer (fanotify): no mask hides this file (it "
+			   "appeared after the sandbox was built, or the mask walk skipped it) and its "
+			   "opener is not in the shim's reach (a static binary, a raw syscall)",
+	};
 	if (log)
 		(void)audit_write(log, &ae);
 }

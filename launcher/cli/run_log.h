@@ -40,4 +40,12 @@ void run_log_end(struct audit_log *log, int status, const struct approvals *appr
 void run_log_proxy(struct audit_log *log, const struct policy_image *img,
 		   const struct proxy_event *ev);
 
+/*
+ * An open the open gate refused (open_gate.h): by pid (as the launcher sees
+ * it), of path, by img's rule (-1: the mandatory list of credential stores),
+ * at the kernel layer ("layer": "fanotify").
+ */
+void run_log_gate_refused(struct audit_log *log, const struct policy_image *img, pid_t pid,
+			  const char *path, int32_t rule);
+
 #endif

@@ -3,6 +3,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
+#include <string.h>
 #include <sys/signalfd.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -110,17 +111,43 @@ static int next_timeout(struct run *r, const struct loop *l)
 	return t;
 }
 
+/*
+ * Opens waiting at the open gate, answered.  A gate that fails (its group
+ * unreadable or unanswerable) would leave opens hanging or unchecked: the
+ * sandbox is ended, the log says why.
+ */
+static void gate_serve(struct run *r)
+{
+	char msg[160];
+	int e = open_gate_serve(r->gate);
+	if (e == 0)
+		return;
+	snprintf(msg, sizeof msg, "the open gate (fanotify) failed: %s: ending the agent",
+		 strerror(-e));
+	(void)audit_launcher_note(r->log, getpid(), policy_decision_name(POLICY_DENY), msg);
+	airlock_err("run: %s", msg);
+	open_gate_free(r->gate);
+	r->gate = NULL;
+	forward(r, SIGKILL);
+	if (r->child > 0)
+		kill(r->child, SIGKILL);
+}
+
 /* Waits for work, then does it: control clients, shims, the proxy, the sandbox's news.  false: poll failed. */
 static bool dispatch(struct run *r, const struct loop *l)
 {
 	int ready = r->sandbox ? r->backend->ready_fd(r->sandbox) : -1;
-	struct pollfd fds[5] = { { approve_fd(r->approvals), POLLIN, 0 },
+	struct pollfd fds[6] = { { approve_fd(r->approvals), POLLIN, 0 },
 				 { r->sigfd, POLLIN, 0 },
 				 { r->proxy ? proxy_fd(r->proxy) : -1, POLLIN, 0 },
 				 { control_fd(r->control), POLLIN, 0 },
-				 { ready, POLLIN, 0 } };
-	if (poll(fds, 5, next_timeout(r, l)) < 0 && errno != EINTR)
+				 { ready, POLLIN, 0 },
+				 { open_gate_fd(r->gate), POLLIN, 0 } };
+	if (poll(fds, 6, next_timeout(r, l)) < 0 && errno != EINTR)
 		return false;
+	/* first: every open in the sandbox waits on it */
+	if (r->gate && (fds[5].revents & POLLIN))
+		gate_serve(r);
 	control_dispatch(r->control);
 	approve_dispatch(r->approvals);
 	if (r->proxy)

@@ -140,6 +140,29 @@ static int fork_agent(struct run *r, const struct sandbox_exec *ex, const sigset
 	_exit(RUN_EXIT_FAILED);
 }
 
+/*
+ * The open gate's marks on the sandbox's mounts, placed while bwrap holds
+ * it before the agent (its mounts stand, nothing of the agent's has run);
+ * then it goes.  Any failure ends the sandbox unstarted (fail closed).
+ */
+static int gate_sandbox(struct run *r)
+{
+	char err[512];
+	pid_t held = r->backend->held(r->sandbox, 10000);
+	int n = held < 0 ? (int)held : open_gate_mark(r->gate, held, err, sizeof err);
+	if (held < 0)
+		snprintf(err, sizeof err, "the sandbox did not stand: %s", strerror((int)-held));
+	if (n >= 0 && r->backend->release(r->sandbox) == 0)
+		return 0;
+	airlock_err("run: cannot set up the open gate (fanotify): %s", err);
+	/* the held init first: once bwrap's block fd closes, it would start the agent */
+	if (held > 0)
+		kill(held, SIGKILL);
+	if (r->child > 0)
+		kill(r->child, SIGKILL);
+	return n < 0 ? n : -EIO;
+}
+
 int run_spawn(struct run *r, const sigset_t *old)
 {
 	struct sandbox_exec ex;
@@ -150,5 +173,7 @@ int run_spawn(struct run *r, const sigset_t *old)
 		return ret;
 	ret = r->proxy_on ? start_proxy(r, &ex, old) : fork_agent(r, &ex, old);
 	r->backend->spawned(r->sandbox);
+	if (ret == 0 && r->gate)
+		ret = gate_sandbox(r);
 	return ret;
 }

@@ -38,6 +38,8 @@ struct audit_session_start {
 	unsigned long masked;  /* "masked": paths masked (a deny-read rule or the mandatory list names them) */
 	bool masks_capped;     /* "masks_capped": the walk for them stopped early, more may exist; left out when false */
 	const char *const *seccomp; /* "seccomp": the syscall groups the seccomp filter refuses, NULL-terminated */
+	const char *open_gate; /* "open_gate": "fanotify" when deny-read rules hold at the kernel layer for
+				  files that appear during the session (open_gate.h), else "off: why" */
 };
 
 /* A session's end (event session_end): how it ended and what it did, in counts. */
@@ -84,6 +86,8 @@ struct audit_event {
 	const char *decided_by;    /* policy / human / session / default / timeout */
 	const char *rule;          /* "file:line", NULL for the default */
 	const char *reason;
+	const char *layer;         /* a refusal below the shim: the kernel layer that made it
+				      ("fanotify": the open gate); NULL otherwise */
 	long response_time_ms;     /* asks: how long the answer took; -1: none */
 	const struct audit_session_end *end; /* event session_end: its fields; else NULL */
 	const struct audit_traffic *traffic; /* proxy: the connection's bytes; session_end: the session's */

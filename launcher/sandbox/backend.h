@@ -11,6 +11,9 @@
  *             agent inside it, and a report of what was masked
  *   command   just before the fork: what to execve(2)
  *   spawned   in the launcher, after the fork
+ *   held, release
+ *             with cfg->hold: the sandbox built and waiting before its agent
+ *             (the launcher marks its mounts, open_gate.h), then let go
  *   ready_fd, ready
  *             in the loop: the sandbox saying it stands (and who its agent is)
  *   agent     whenever a signal is forwarded
@@ -73,6 +76,19 @@ struct sandbox_backend {
 
 	/* In the launcher, once the child is forked (or failed to be): drops what only it needed. */
 	void (*spawned)(struct sandbox *sb);
+
+	/*
+	 * With cfg->hold (build()): waits, up to timeout_ms, until the sandbox
+	 * stands with its mounts made and its agent not started yet; returns
+	 * the pid of a process in it (its init, as this process sees it: its
+	 * mount namespace is the sandbox's), or -errno: -ETIMEDOUT, -ECHILD (it
+	 * ended first), -EINVAL (not built to hold).  Before ready(): it reads
+	 * what ready() would.
+	 */
+	pid_t (*held)(struct sandbox *sb, int timeout_ms);
+
+	/* Lets a held sandbox start its agent.  0 or -errno. */
+	int (*release)(struct sandbox *sb);
 
 	/* An fd readable while ready() has something to read (for poll(2)), or -1: nothing (more). */
 	int (*ready_fd)(const struct sandbox *sb);

@@ -2,10 +2,13 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "core/pathsearch.h"
@@ -23,6 +26,10 @@ struct sandbox {
 	size_t info_len;
 	pid_t init;       /* bwrap's init (the pid namespace's pid 1) seen from here, 0 until known */
 	pid_t agent;      /* the agent seen from here, 0 until known */
+	bool hold;        /* --block-fd: held before the agent until release() */
+	int block_rd;     /* --block-fd's read end, kept open in bwrap, until spawned() */
+	int block_wr;     /* its write end: one byte lets the sandbox go; -1 once released */
+	int block_num;    /* the read end's number, in bwrap as here */
 };
 
 static char *const empty_env[] = { NULL }; /* bwrap's own: the agent's is set with --setenv */
@@ -37,7 +44,7 @@ static struct sandbox *bwrap_probe(const char *given, char *err, size_t errlen)
 		snprintf(err, errlen, "out of memory");
 		return NULL;
 	}
-	sb->args_fd = sb->info_wr = sb->info_fd = -1;
+	sb->args_fd = sb->info_wr = sb->info_fd = sb->block_rd = sb->block_wr = -1;
 	/* not found along $PATH, it stays "bwrap", bare, and is refused below */
 	sb->bwrap = given ? strdup(given)
 		    : path_program("bwrap", getenv("PATH"), found, sizeof found) >= 0 ? strdup(found)
@@ -62,6 +69,7 @@ static const char *bwrap_program(const struct sandbox *sb)
 static int bwrap_build(struct sandbox *sb, const struct sandbox_config *cfg,
 		       struct sandbox_report *rep, char *err, size_t errlen)
 {
+	sb->hold = cfg->hold;
 	return sandbox_build(cfg, sb->bwrap, &sb->argv, rep, err, errlen);
 }
 
@@ -72,7 +80,7 @@ static int bwrap_build(struct sandbox *sb, const struct sandbox_config *cfg,
  * "--" on the real command line, as bwrap requires.  *rest receives the
  * index of "--" in argv.
  */
-static int args_fd(char **argv, int info_fd, size_t *rest)
+static int args_fd(char **argv, int info_fd, int block_fd, size_t *rest)
 {
 	int fd = memfd_create("airlock-bwrap-args", 0);
 	if (fd < 0)
@@ -83,6 +91,9 @@ static int args_fd(char **argv, int info_fd, size_t *rest)
 		return -ENOMEM;
 	}
 	fprintf(f, "--info-fd%c%d%c", 0, info_fd, 0);
+	/* bwrap reads one byte from it after its mounts stand, before the seccomp filter and the agent */
+	if (block_fd >= 0)
+		fprintf(f, "--block-fd%c%d%c", 0, block_fd, 0);
 	size_t i = 1;
 	for (; argv[i] && strcmp(argv[i], "--") != 0; i++)
 		fprintf(f, "%s%c", argv[i], 0);
@@ -121,7 +132,15 @@ static int bwrap_command(struct sandbox *sb, struct sandbox_exec *ex)
 	fcntl(info[0], F_SETFD, FD_CLOEXEC);
 	sb->info_fd = info[0];
 	sb->info_wr = info[1];
-	sb->args_fd = args_fd(sb->argv, sb->info_wr, &rest);
+	if (sb->hold) {
+		int block[2];
+		if (pipe2(block, 0) != 0)
+			return -errno;
+		fcntl(block[1], F_SETFD, FD_CLOEXEC);
+		sb->block_rd = sb->block_num = block[0];
+		sb->block_wr = block[1];
+	}
+	sb->args_fd = args_fd(sb->argv, sb->info_wr, sb->block_rd, &rest);
 	if (sb->args_fd < 0)
 		return sb->args_fd;
 	if (!(sb->exec_argv = exec_argv_of(sb, rest)))
@@ -138,7 +157,9 @@ static void bwrap_spawned(struct sandbox *sb)
 		close(sb->info_wr);
 	if (sb->args_fd >= 0)
 		close(sb->args_fd);
-	sb->info_wr = sb->args_fd = -1;
+	if (sb->block_rd >= 0)
+		close(sb->block_rd);
+	sb->info_wr = sb->args_fd = sb->block_rd = -1;
 	if (sb->info_fd >= 0)
 		fcntl(sb->info_fd, F_SETFL, O_NONBLOCK);
 }
@@ -187,6 +208,72 @@ static bool bwrap_ready(struct sandbox *sb)
 	return sb->info_len > 0;
 }
 
+static long long now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/*
+ * True when init sits in bwrap's read of one byte from the block fd (the
+ * syscall number and first arguments in /proc/PID/syscall, proc(5)): its
+ * mounts then stand, and nothing of the agent's has run.
+ */
+static bool init_blocked(const struct sandbox *sb)
+{
+	char path[64], line[256], want[64];
+	snprintf(path, sizeof path, "/proc/%d/syscall", (int)sb->init);
+	FILE *f = fopen(path, "re");
+	bool got = f && fgets(line, sizeof line, f);
+	if (f)
+		fclose(f);
+	if (!got)
+		return false;
+	int n = snprintf(want, sizeof want, "%ld 0x%x ", (long)SYS_read, (unsigned)sb->block_num);
+	char *count = strchr(line + n, ' ');
+	return strncmp(line, want, (size_t)n) == 0 && count && strncmp(count, " 0x1 ", 5) == 0;
+}
+
+static pid_t bwrap_held(struct sandbox *sb, int timeout_ms)
+{
+	long long end = now_ms() + timeout_ms;
+	if (!sb->hold || sb->block_wr < 0)
+		return -EINVAL;
+	while (sb->info_fd >= 0) { /* the info, whole: its "child-pid" is init */
+		struct pollfd p = { .fd = sb->info_fd, .events = POLLIN };
+		long long left = end - now_ms();
+		if (left <= 0)
+			return -ETIMEDOUT;
+		if (poll(&p, 1, (int)left) < 0 && errno != EINTR)
+			return -errno;
+		bwrap_ready(sb);
+	}
+	if (sb->init <= 0)
+		return -ECHILD;
+	while (!init_blocked(sb)) {
+		char path[64];
+		snprintf(path, sizeof path, "/proc/%d", (int)sb->init);
+		if (access(path, F_OK) != 0)
+			return -ECHILD;
+		if (now_ms() >= end)
+			return -ETIMEDOUT;
+		usleep(500);
+	}
+	return sb->init;
+}
+
+static int bwrap_release(struct sandbox *sb)
+{
+	if (sb->block_wr < 0)
+		return -EINVAL;
+	ssize_t n = write(sb->block_wr, "g", 1);
+	int e = errno;
+	close(sb->block_wr);
+	sb->block_wr = -1;
+	return n == 1 ? 0 : -e;
+}
+
 static pid_t bwrap_agent(struct sandbox *sb)
 {
 	find_agent(sb);
@@ -200,6 +287,8 @@ static void bwrap_free(struct sandbox *sb)
 	bwrap_spawned(sb);
 	if (sb->info_fd >= 0)
 		close(sb->info_fd);
+	if (sb->block_wr >= 0)
+		close(sb->block_wr);
 	sandbox_argv_free(sb->argv);
 	free(sb->bwrap);
 	free(sb);
@@ -212,6 +301,8 @@ const struct sandbox_backend sandbox_bubblewrap = {
 	.build = bwrap_build,
 	.command = bwrap_command,
 	.spawned = bwrap_spawned,
+	.held = bwrap_held,
+	.release = bwrap_release,
 	.ready_fd = bwrap_ready_fd,
 	.ready = bwrap_ready,
 	.agent = bwrap_agent,

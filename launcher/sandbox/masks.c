@@ -234,6 +234,29 @@ enum masks_result masks_apply(const struct policy_image *img, const char *worksp
 	return r;
 }
 
+bool masks_refuses(const struct policy_image *img, const char *home, const char *canon,
+		   int32_t *rule)
+{
+	struct policy_verdict v = policy_decide_open(img, canon, POLICY_FILE_READ);
+	if (rule)
+		*rule = v.rule;
+	if (v.decision == POLICY_DENY && v.rule >= 0)
+		return true;
+	size_t nh = home ? strlen(home) : 0;
+	if (!home || strncmp(canon, home, nh) != 0 || canon[nh] != '/')
+		return false;
+	const char *rel = canon + nh + 1;
+	for (size_t i = 0; i < NELEM(mandatory_masks); i++) {
+		size_t k = strlen(mandatory_masks[i]);
+		if (strncmp(rel, mandatory_masks[i], k) == 0 && (rel[k] == '\0' || rel[k] == '/')) {
+			if (rule)
+				*rule = -1;
+			return true;
+		}
+	}
+	return false;
+}
+
 const char *masks_result_text(enum masks_result r)
 {
 	static const char *const text[MASKS_RESULT_MAX] = {

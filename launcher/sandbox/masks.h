@@ -75,6 +75,17 @@ enum masks_result masks_apply(const struct policy_image *img, const char *worksp
 			      const char *home, const struct masks_target *target,
 			      struct masks_report *rep, char *failing, int *err);
 
+/*
+ * True when reading canon (absolute, canonical) is refused by what
+ * masks_apply() hides: a deny-read rule of img (not the default), or an
+ * entry of the mandatory list under home (canonical; NULL: none) or below
+ * it.  *rule (when not NULL) receives the deciding rule's index, or -1 for
+ * the mandatory list.  For the kernel layer's later checks (open_gate.h):
+ * a path that appears during the session is decided as the walk would have.
+ */
+bool masks_refuses(const struct policy_image *img, const char *home, const char *canon,
+		   int32_t *rule);
+
 /* What r means, for a message: "out of memory", ... */
 const char *masks_result_text(enum masks_result r);
 

@@ -38,6 +38,8 @@ struct sandbox_config {
 					       read-only, as protections) */
 	size_t ncopy_binds;
 	const char *const *copy_hidden; /* copies_hidden(): hidden inside, or NULL */
+	bool hold;                      /* the sandbox waits, built, before its agent starts, until
+					   the backend's release() (backend.h held()) */
 	const char *program;            /* absolute path of the agent's program */
 	char *const *argv;              /* the agent's argv, NULL-terminated (argv[0] as given) */
 };
@@ -48,6 +50,7 @@ struct sandbox_report {
 	bool masks_capped;     /* the bounded walk stopped early: more may exist */
 	unsigned walked;       /* directory entries examined */
 	bool network_rules_ignored; /* --unshare-net with network rules: network: none, or proxy without netns */
+	const char *open_gate; /* set by the caller after the build, for the log: "fanotify" or "off: why" */
 };
 
 /*

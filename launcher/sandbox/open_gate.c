@@ -1,0 +1,324 @@
+/* open_gate.c — deny-read rules at the kernel layer for files that appear during the session: fanotify permission events on the sandbox's mounts (see open_gate.h). */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/fanotify.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include "launcher/sandbox/masks.h"
+#include "launcher/sandbox/open_gate.h"
+
+#define NELEM(a) (sizeof(a) / sizeof((a)[0]))
+
+struct open_gate {
+	int fan;
+	const struct policy_image *img;
+	char *home; /* owned, canonical; NULL: no mandatory list */
+	open_gate_refused_fn refused;
+	void *ctx;
+	struct open_gate_stats st;
+};
+
+/*
+ * The group: a permission class (FAN_CLASS_PRE_CONTENT, the highest
+ * priority, so no other listener answers before us; the class exists since
+ * fanotify itself), non-blocking, event descriptors read-only; unlimited
+ * marks (CAP_SYS_ADMIN, which the class needs anyway): the ignore marks are
+ * bounded by OPEN_GATE_MAX_IGNORES here instead.
+ */
+static int group_new(void)
+{
+	return fanotify_init(FAN_CLASS_PRE_CONTENT | FAN_CLOEXEC | FAN_NONBLOCK | FAN_UNLIMITED_MARKS,
+			     O_RDONLY | O_LARGEFILE | O_CLOEXEC);
+}
+
+int open_gate_probe(char *why, size_t whylen)
+{
+	int fd = group_new();
+	if (fd >= 0) {
+		close(fd);
+		return 0;
+	}
+	int e = errno;
+	if (e == EPERM)
+		snprintf(why, whylen, "fanotify permission events need CAP_SYS_ADMIN (airlock run as root)");
+	else
+		snprintf(why, whylen, "this kernel has no fanotify permission events (%s; "
+			 "CONFIG_FANOTIFY_ACCESS_PERMISSIONS)", strerror(e));
+	return -e;
+}
+
+struct open_gate *open_gate_new(const struct policy_image *img, const char *home,
+				open_gate_refused_fn refused, void *ctx, char *err, size_t errlen)
+{
+	char canon[PATH_MAX];
+	struct open_gate *g = calloc(1, sizeof *g);
+	if (!g) {
+		snprintf(err, errlen, "out of memory");
+		return NULL;
+	}
+	*g = (struct open_gate){ .fan = -1, .img = img, .refused = refused, .ctx = ctx };
+	if (home && realpath(home, canon) && !(g->home = strdup(canon))) {
+		free(g);
+		snprintf(err, errlen, "out of memory");
+		return NULL;
+	}
+	if ((g->fan = group_new()) < 0) {
+		int e = errno;
+		open_gate_probe(err, errlen);
+		open_gate_free(g);
+		errno = e;
+		return NULL;
+	}
+	return g;
+}
+
+/* ---- marking the sandbox's mounts --------------------------------------------------------- */
+
+/* File systems with no files a secret could be in (or none of the host's): never marked. */
+static bool pseudo_fs(const char *type)
+{
+	static const char *const pseudo[] = {
+		"proc",	   "sysfs",   "devtmpfs",  "devpts",   "mqueue", "cgroup",	  "cgroup2",
+		"securityfs", "debugfs", "tracefs",   "pstore",	  "bpf",    "configfs", "fusectl",
+		"hugetlbfs", "binfmt_misc", "autofs", "nsfs",	  "efivarfs", "rpc_pipefs",
+	};
+	for (size_t i = 0; i < NELEM(pseudo); i++)
+		if (strcmp(type, pseudo[i]) == 0)
+			return true;
+	return false;
+}
+
+/* mountinfo's octal escapes (\040 for a space, proc(5)) undone in place. */
+static void unescape(char *s)
+{
+	char *w = s;
+	for (char *r = s; *r; r++) {
+		if (r[0] == '\\' && r[1] >= '0' && r[1] <= '3' && r[2] >= '0' && r[2] <= '7' &&
+		    r[3] >= '0' && r[3] <= '7') {
+			*w++ = (char)((r[1] - '0') * 64 + (r[2] - '0') * 8 + (r[3] - '0'));
+			r += 3;
+		} else {
+			*w++ = *r;
+		}
+	}
+	*w = '\0';
+}
+
+/* One mountinfo line's mount id, device, mount point (unescaped, in place) and type.  False: malformed. */
+static bool mount_fields(char *line, unsigned long long *id, dev_t *dev, char **point, char **type)
+{
+	unsigned maj, min;
+	char *save = NULL, *f[5];
+	for (int i = 0; i < 5; i++)
+		if (!(f[i] = strtok_r(i ? NULL : line, " \n", &save)))
+			return false;
+	if (sscanf(f[2], "%u:%u", &maj, &min) != 2 || sscanf(f[0], "%llu", id) != 1)
+		return false;
+	char *sep;
+	while ((sep = strtok_r(NULL, " \n", &save)) && strcmp(sep, "-") != 0)
+		;
+	if (!sep || !(*type = strtok_r(NULL, " \n", &save)))
+		return false;
+	*dev = makedev(maj, min);
+	unescape(f[4]);
+	*point = f[4];
+	return true;
+}
+
+/* The devices of this process's own mounts: the host's file systems. */
+static dev_t *host_devices(size_t *n)
+{
+	FILE *f = fopen("/proc/self/mountinfo", "re");
+	char *line = NULL, *point, *type;
+	size_t cap = 0, len = 0, lcap = 0;
+	dev_t *devs = NULL, d;
+	unsigned long long id;
+	while (f && getline(&line, &lcap, f) > 0) {
+		if (!mount_fields(line, &id, &d, &point, &type) || pseudo_fs(type))
+			continue;
+		if (len == cap) {
+			dev_t *m = realloc(devs, (cap = cap ? cap * 2 : 64) * sizeof *m);
+			if (!m)
+				break;
+			devs = m;
+		}
+		devs[len++] = d;
+	}
+	free(line);
+	if (f)
+		fclose(f);
+	*n = len;
+	return devs;
+}
+
+static bool has_dev(const dev_t *devs, size_t n, dev_t d)
+{
+	for (size_t i = 0; i < n; i++)
+		if (devs[i] == d)
+			return true;
+	return false;
+}
+
+/*
+ * Marks the mount with this id at where (under /proc/PID/root).  A mount
+ * another one covers (bwrap's /run over the host's /run/netns, say) is
+ * skipped: no path inside reaches it, and nothing in the sandbox may
+ * unmount what covers it.  1: marked, 0: covered, -errno.
+ */
+static int mark_one(struct open_gate *g, const char *where, unsigned long long id)
+{
+	struct statx sx;
+	if (statx(AT_FDCWD, where, AT_NO_AUTOMOUNT, STATX_MNT_ID, &sx) != 0)
+		return errno == ENOENT || errno == ENOTDIR ? 0 : -errno;
+	if (!(sx.stx_mask & STATX_MNT_ID))
+		return -ENOSYS; /* before Linux 5.8: no way to tell a covered mount */
+	if (sx.stx_mnt_id != id)
+		return 0;
+	if (fanotify_mark(g->fan, FAN_MARK_ADD | FAN_MARK_MOUNT, FAN_OPEN_PERM, AT_FDCWD, where) != 0)
+		return -errno;
+	return 1;
+}
+
+int open_gate_mark(struct open_gate *g, pid_t pid, char *err, size_t errlen)
+{
+	char path[64], where[PATH_MAX + 64], *line = NULL, *point, *type;
+	size_t ndev = 0, lcap = 0;
+	dev_t d;
+	unsigned long long id;
+	int marked = 0, r = 0;
+	snprintf(path, sizeof path, "/proc/%d/mountinfo", (int)pid);
+	FILE *f = fopen(path, "re");
+	if (!f) {
+		r = -errno;
+		snprintf(err, errlen, "cannot read the sandbox's mounts (%s): %s", path, strerror(-r));
+		return r;
+	}
+	dev_t *devs = host_devices(&ndev);
+	while (!r && getline(&line, &lcap, f) > 0) {
+		if (!mount_fields(line, &id, &d, &point, &type) || pseudo_fs(type) ||
+		    !has_dev(devs, ndev, d))
+			continue;
+		snprintf(where, sizeof where, "/proc/%d/root%s", (int)pid, point);
+		int m = mark_one(g, where, id);
+		if (m < 0) {
+			r = m;
+			snprintf(err, errlen, "cannot watch the sandbox's mount %s (%s): %s", point, type,
+				 strerror(-r));
+			break;
+		}
+		marked += m;
+	}
+	free(line);
+	free(devs);
+	fclose(f);
+	if (r)
+		return r;
+	g->st.mounts += (unsigned long)marked;
+	return marked;
+}
+
+int open_gate_fd(const struct open_gate *g)
+{
+	return g ? g->fan : -1;
+}
+
+/* ---- answering ---------------------------------------------------------------------------- */
+
+/* The opened file's path (fd from the event) into buf; false when it has none a rule can name. */
+static bool event_path(int fd, char *buf, size_t cap)
+{
+	char link[64];
+	snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
+	ssize_t n = readlink(link, buf, cap - 1);
+	if (n <= 0 || buf[0] != '/')
+		return false;
+	buf[n] = '\0';
+	/* unlinked while being opened: decided by the name it had */
+	static const char deleted[] = " (deleted)";
+	size_t k = sizeof deleted - 1;
+	if ((size_t)n > k && strcmp(buf + n - k, deleted) == 0)
+		buf[n - k] = '\0';
+	return true;
+}
+
+/*
+ * FAN_DENY: the opener gets EPERM (fanotify(7)); Linux 6.14's
+ * FAN_DENY_ERRNO() takes only a few errnos, and EACCES is not one of them.
+ */
+static int respond(struct open_gate *g, int fd, bool allow)
+{
+	struct fanotify_response r = { .fd = fd, .response = allow ? FAN_ALLOW : FAN_DENY };
+	if (write(g->fan, &r, sizeof r) == (ssize_t)sizeof r)
+		return 0;
+	/* ENOENT: the opener went away (killed) before the answer; nothing waits */
+	return errno == ENOENT ? 0 : -errno;
+}
+
+/* One permission event: decided, answered, and an allowed regular file ignored from now on. */
+static int decide(struct open_gate *g, const struct fanotify_event_metadata *m)
+{
+	char path[PATH_MAX];
+	int32_t rule = -1;
+	g->st.events++;
+	bool deny = event_path(m->fd, path, sizeof path) && masks_refuses(g->img, g->home, path, &rule);
+	int r = respond(g, m->fd, !deny);
+	if (deny) {
+		g->st.refused++;
+		if (g->refused)
+			g->refused(g->ctx, (pid_t)m->pid, path, rule);
+		return r;
+	}
+	struct stat st;
+	if (!r && g->st.ignored < OPEN_GATE_MAX_IGNORES && fstat(m->fd, &st) == 0 &&
+	    S_ISREG(st.st_mode) &&
+	    fanotify_mark(g->fan, FAN_MARK_ADD | FAN_MARK_IGNORED_MASK, FAN_OPEN_PERM, m->fd, NULL) == 0)
+		g->st.ignored++;
+	return r;
+}
+
+int open_gate_serve(struct open_gate *g)
+{
+	/* aligned for the metadata records the kernel writes into it */
+	struct fanotify_event_metadata buf[256];
+	for (;;) {
+		ssize_t len = read(g->fan, buf, sizeof buf);
+		if (len < 0)
+			return errno == EAGAIN || errno == EINTR ? 0 : -errno;
+		if (len == 0)
+			return -EIO;
+		int r = 0;
+		const struct fanotify_event_metadata *m = buf;
+		for (; FAN_EVENT_OK(m, len); m = FAN_EVENT_NEXT(m, len)) {
+			if (m->vers != FANOTIFY_METADATA_VERSION)
+				return -EPROTO;
+			if (m->fd >= 0) {
+				if (!r && (m->mask & FAN_OPEN_PERM))
+					r = decide(g, m);
+				close(m->fd);
+			}
+		}
+		if (r)
+			return r;
+	}
+}
+
+struct open_gate_stats open_gate_stats(const struct open_gate *g)
+{
+	return g ? g->st : (struct open_gate_stats){ 0 };
+}
+
+void open_gate_free(struct open_gate *g)
+{
+	if (!g)
+		return;
+	if (g->fan >= 0)
+		close(g->fan);
+	free(g->home);
+	free(g);
+}
