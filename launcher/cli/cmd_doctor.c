@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "launcher/cli/launcher.h"
+#include "launcher/sandbox/open_gate.h"
 #include "launcher/sandbox/backend.h"
 #include "launcher/sandbox/seccomp.h"
 #include "launcher/sandbox/session.h"
@@ -70,6 +71,7 @@ struct findings {
 	bool shim_ok;
 	int landlock_abi;       /* 0: none */
 	bool cgroup2;
+	bool open_gate;         /* fanotify permission events (open_gate.h) */
 };
 
 static void set_detail(struct check *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -529,6 +531,24 @@ static void check_cgroup(struct check *c, struct findings *f)
 		   "apply yet)");
 }
 
+/* The open gate (open_gate.h): deny-read rules for files that appear during the session. */
+static void check_open_gate(struct check *c, struct findings *f)
+{
+	char why[160];
+	c->what = "fanotify";
+	f->open_gate = open_gate_probe(why, sizeof why) == 0;
+	if (f->open_gate) {
+		c->status = CHECK_OK;
+		set_detail(c, "permission events (FAN_OPEN_PERM): the open gate is on");
+		return;
+	}
+	c->status = CHECK_WARN;
+	set_detail(c, "%s", why);
+	set_fix(c, "run airlock as root for the open gate: without it a file a deny-read rule names "
+		   "that appears during the session is readable to static binaries and raw syscalls "
+		   "(the shim still refuses it to the programs it is in)");
+}
+
 static void check_shim(struct check *c, struct findings *f)
 {
 	c->what = "shim";
@@ -566,6 +586,10 @@ static void print_enforcement(const struct findings *f)
 	printf("  %-30s %-8s %s\n", "seccomp filter", kernel && f->sandbox_seccomp ? "yes" : "no",
 	       kernel && f->sandbox_seccomp ? "the groups listed under seccomp fail with EPERM"
 					    : "it is applied through bubblewrap");
+	printf("  %-30s %-8s %s\n", "open gate (fanotify)", kernel && f->open_gate ? "yes" : "no",
+	       kernel && f->open_gate
+		       ? "deny-read rules hold for files that appear during the session, every process"
+		       : "files a deny-read rule names that appear during the session: shim only");
 	printf("  %-30s %-8s %s\n", "shim (LD_PRELOAD)", f->shim_ok ? "yes" : "no",
 	       "exec, open and connect rules in dynamically linked programs; asks; audit log");
 	printf("  %-30s %-8s %s\n", "egress proxy", kernel ? "yes" : "no",
@@ -614,7 +638,7 @@ int cmd_doctor(int argc, char **argv)
 	if (parse_args(argc, argv, &given) < 0)
 		return AIRLOCK_EXIT_USAGE;
 	struct findings f = { 0 };
-	struct check checks[7];
+	struct check checks[8];
 	memset(checks, 0, sizeof checks);
 	check_bwrap(&checks[0], given, &f);
 	check_sandbox(&checks[1], &f);
@@ -623,6 +647,7 @@ int cmd_doctor(int argc, char **argv)
 	check_landlock(&checks[4], &f);
 	check_cgroup(&checks[5], &f);
 	check_shim(&checks[6], &f);
+	check_open_gate(&checks[7], &f);
 	size_t n = sizeof checks / sizeof checks[0];
 	print_checks(checks, n);
 	print_enforcement(&f);

@@ -61,6 +61,16 @@ expect_err_lacks()
 {
 	case "$ERR" in *"$1"*) _fail "stderr contains \"$1\"" ;; esac
 }
+# expect_out_re ERE: a stdout line matches ERE.
+expect_out_re()
+{
+	printf '%s\n' "$OUT" | grep -qE -- "$1" || _fail "expected a stdout line matching /$1/"
+}
+expect_out_not_re()
+{
+	l=$(printf '%s\n' "$OUT" | grep -E -- "$1" | head -n 2)
+	[ -z "$l" ] || _fail "stdout line matches /$1/: $l"
+}
 # expect_err_re ERE: a line of stderr matches ERE.
 expect_err_re()
 {

@@ -148,16 +148,6 @@ expect_fast()
 {
 	[ "$ELAPSED_MS" -le "$1" ] || _fail "took $ELAPSED_MS ms (bound $1 ms): not refused at once"
 }
-# expect_out_re ERE: a stdout line matches ERE.
-expect_out_re()
-{
-	printf '%s\n' "$OUT" | grep -qE -- "$1" || _fail "expected a stdout line matching /$1/"
-}
-expect_out_not_re()
-{
-	l=$(printf '%s\n' "$OUT" | grep -E -- "$1" | head -n 2)
-	[ -z "$l" ] || _fail "stdout line matches /$1/: $l"
-}
 # expect_proxy_event DST DECISION [COND...]: a proxy event for destination DST with DECISION.
 expect_proxy_event()
 {

@@ -5,6 +5,8 @@
  * shim cannot: only the kernel layer stands between it and the machine).
  *
  *   probe read PATH            open + read, prints the first bytes read
+ *   probe rawread PATH         the same through syscall(SYS_openat) and syscall(SYS_read): no
+ *                              libc wrapper a shim could hook (as Bun and Go do their I/O)
  *   probe write PATH           open O_WRONLY|O_CREAT|O_APPEND and write "x"
  *   probe connect IP PORT      TCP connect to IP:PORT
  *   probe tiocsti PATH         ioctl(open(PATH), TIOCSTI, "x"); PATH "-": fd 0 (all ioctls)
@@ -79,6 +81,23 @@ static int do_read(const char *path)
 		if (buf[i] == '\n' || buf[i] < 32)
 			buf[i] = '.';
 	printf("read OK n=%zd data=%s\n", n, buf);
+	return 0;
+}
+
+static int do_rawread(const char *path)
+{
+	long fd = syscall(SYS_openat, AT_FDCWD, path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return result("rawread", -1, errno);
+	char buf[256];
+	long n = syscall(SYS_read, fd, buf, sizeof buf - 1);
+	if (n < 0)
+		return result("rawread", -1, errno);
+	buf[n] = '\0';
+	for (long i = 0; i < n; i++)
+		if (buf[i] == '\n' || buf[i] < 32)
+			buf[i] = '.';
+	printf("rawread OK n=%ld data=%s\n", n, buf);
 	return 0;
 }
 
@@ -253,6 +272,8 @@ int main(int argc, char **argv)
 		printf("getenv %s=%s\n", argv[2], v ? v : "");
 		return 0;
 	}
+	if (!strcmp(cmd, "rawread") && argc == 3)
+		return do_rawread(argv[2]);
 	if (!strcmp(cmd, "write") && argc == 3)
 		return do_write(argv[2]);
 	if (!strcmp(cmd, "connect") && argc == 4)

@@ -1,0 +1,94 @@
+# escapes.sh — airlock run's cases for the escape classes found from outside (issue 13), each
+# tried with a dynamically linked program, a static binary and raw syscalls.  Sourced by run.sh.
+
+# late_secret_agent: the agent's script for case_late_secrets: says it stands, waits for the
+# host to plant the secrets, then reads each with cat, the dynamic probe, the static probe and
+# the dynamic probe's raw syscalls.
+late_secret_agent()
+{
+	cat <<EOF2
+touch "$W/late-ready"
+i=0; while [ ! -e "$W/late-go" ] && [ \$i -lt 200 ]; do sleep 0.05; i=\$((i + 1)); done
+for f in "$W/late/.env" "$H/.vault-token" "$W/late/notes.txt"; do
+	echo "cat \$f: \$(cat "\$f" 2>&1)"
+	echo "dyn \$f: \$("$PROBE" read "\$f")"
+	echo "static \$f: \$("$PROBE_STATIC" read "\$f")"
+	echo "raw \$f: \$("$PROBE" rawread "\$f")"
+done
+EOF2
+}
+
+# case_late_secrets: a secret that appears during the session (a .env the user's editor
+# writes, a token a host tool drops in HOME) is refused to every process, the shim's or not:
+# the open gate (fanotify) as root.  A plain file that appears meanwhile stays readable.
+case_late_secrets()
+{
+	p=$RUN_USER
+	need_sandbox "$p: secrets that appear during the session are refused" || return
+	if [ -n "$STATIC_SKIP" ]; then
+		tap_skip "$p: secrets that appear during the session" "$STATIC_SKIP"
+		return
+	fi
+	for gate in on off; do
+		rm -rf "$W/late" "$W/late-ready" "$W/late-go" "$H/.vault-token"
+		late_secret_agent >"$U/late.sh"
+		chmod 644 "$U/late.sh"
+		CALLER_ENV=""
+		[ "$gate" = off ] && CALLER_ENV="AIRLOCK_OPEN_GATE=off"
+		arun_bg "$T/late.out" --headless -- sh "$U/late.sh"
+		CALLER_ENV=""
+		wait_file "$W/late-ready" 100
+		mkdir -p "$W/late"
+		printf 'SECRET=%s\n' "$ENV_SECRET" >"$W/late/.env"
+		printf '%s\n' "$API_SECRET" >"$H/.vault-token"
+		printf 'plain notes\n' >"$W/late/notes.txt"
+		[ -z "$AS" ] || chown -R "$RUN_USER" "$W/late" "$H/.vault-token"
+		touch "$W/late-go"
+		wait_pid_gone "$BGPID" 300
+		RC=$BGRC OUT=$(cat "$T/late.out") ERR=$(cat "$T/late.out.err")
+		if [ "$gate" = off ]; then
+			# the control: the harm this layer exists for (so the check above can fail)
+			check "$p: control: with AIRLOCK_OPEN_GATE=off a static binary reads a .env that appeared during the session [the shim alone cannot stop it]"
+			expect_log event=session_start open_gate="off: AIRLOCK_OPEN_GATE=off"
+			expect_out_has "static $W/late/.env: read OK"
+			expect_no_log layer=fanotify
+			done_check
+			continue
+		fi
+		if [ -n "$AS" ]; then
+			check "$p: not root: the session runs without the open gate and says why"
+			expect_rc 0
+			expect_log event=session_start open_gate~"off: fanotify permission events need CAP_SYS_ADMIN"
+			done_check
+			tap_skip "$p: secrets that appear during the session, refused to static binaries and raw syscalls" \
+				"the open gate (fanotify permission events) needs root"
+			continue
+		fi
+		check "$p: a .env and ~/.vault-token that appear during the session: cat, a dynamic, a static and a raw-syscall read all fail; a plain file that appears is read by each"
+		expect_rc 0
+		expect_secret_safe
+		expect_log event=session_start open_gate=fanotify
+		for how in cat dyn static raw; do
+			expect_out_lacks "$how $W/late/.env: read OK"
+			expect_out_lacks "$how $H/.vault-token: read OK"
+		done
+		expect_out_has "static $W/late/.env: read ERR EPERM"
+		expect_out_has "raw $W/late/.env: rawread ERR EPERM"
+		expect_out_has "static $H/.vault-token: read ERR EPERM"
+		expect_out_has "static $W/late/notes.txt: read OK n=12 data=plain notes."
+		expect_out_has "raw $W/late/notes.txt: rawread OK"
+		expect_out_has "cat $W/late/notes.txt: plain notes"
+		done_check
+
+		check "$p: the log names the layer that refused: the shim for the dynamic reads, fanotify (the launcher) for the static and raw ones"
+		expect_log source=shim file="$W/late/.env" action=read decision=deny
+		expect_log_count 2 source=launcher layer=fanotify file="$W/late/.env" action=read \
+			decision=deny decided_by=policy rule~"<default>:" reason~"Environment files"
+		expect_log_count 2 source=launcher layer=fanotify file="$H/.vault-token" decision=deny \
+			reason~"Vault"
+		expect_no_log layer=fanotify file="$W/late/notes.txt"
+		expect_log_valid
+		done_check
+	done
+	rm -rf "$W/late" "$W/late-ready" "$W/late-go" "$H/.vault-token" "$U/late.sh"
+}
