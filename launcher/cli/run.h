@@ -78,6 +78,7 @@ struct run {
 	struct netns ns;
 	struct proxy *proxy;
 	int resolv_fd;
+	int hosts_fd; /* the sandbox's own /etc/hosts (network: proxy and none), or -1 */
 	/* the human side: the control socket, and the TUI with the agent's terminal */
 	enum run_ui ui;
 	struct control *control;
