@@ -63,7 +63,14 @@ struct conn {
 	unsigned port;
 	bool is_addr;
 	struct netaddr addr;
-	char expect[SNIFF_HOST_MAX]; /* transparent: the name the fake address stands for */
+	char expect[SNIFF_HOST_MAX]; /* transparent: the name the TLS SNI or Host header gave */
+	/*
+	 * Transparent to a real address (c->addr) whose SNI or Host named a
+	 * host (now c->host): decided by the name, and connected only when the
+	 * proxy's own resolution of the name gives that address.
+	 */
+	bool pinned;
+	char why_buf[2 * SNIFF_HOST_MAX + 128]; /* a c->why made of this connection's words */
 	/* the decision */
 	struct policy_verdict v;
 	const char *by;

@@ -106,15 +106,38 @@ static bool canonical_host(struct conn *c)
 	return true;
 }
 
+/*
+ * A transparent connection whose TLS server name or Host header (c->expect)
+ * is not the destination as canonical_host() left it.  To a real address
+ * with a name: the name decides (c->host), pinned to the address
+ * (upstream.c connects only when the proxy's own resolution of the name
+ * gives it).  A name against a fake address is someone else's name; an
+ * address literal in SNI/Host must be the same address.  False: refused.
+ */
+static bool expected_name(struct conn *c)
+{
+	struct netaddr named;
+	bool literal = addr_parse(c->expect, strlen(c->expect), &named) == 0;
+	if (literal && c->is_addr && named.family == c->addr.family &&
+	    memcmp(named.bytes, c->addr.bytes, named.family == 4 ? 4 : 16) == 0)
+		return true;
+	if (literal || !c->is_addr || c->role != PROXY_ROLE_TRANSPARENT) {
+		conn_refuse(c, "the TLS server name or Host header does not match the destination");
+		return false;
+	}
+	snprintf(c->host, sizeof c->host, "%s", c->expect);
+	c->is_addr = false;
+	c->pinned = true;
+	return true;
+}
+
 void conn_decide(struct conn *c)
 {
 	struct proxy *p = c->p;
 	if (!canonical_host(c))
 		return;
-	if (c->expect[0] && strcmp(c->expect, c->host) != 0) {
-		conn_refuse(c, "the TLS server name or Host header does not match the destination");
+	if (c->expect[0] && strcmp(c->expect, c->host) != 0 && !expected_name(c))
 		return;
-	}
 	if (c->port == 0 || c->port > 65535) {
 		conn_refuse(c, "bad port");
 		return;
@@ -138,7 +161,11 @@ void conn_decide(struct conn *c)
 
 /* ---- learning the destination ----------------------------------------------------------------- */
 
-/* A transparent connection: where the client connected, mapped back to a name, checked against SNI/Host. */
+/*
+ * A transparent connection: where the client connected, mapped back to a
+ * name, checked against SNI/Host; a real address with a name in SNI/Host is
+ * decided by that name (expected_name()).
+ */
 static void sniff_transparent(struct conn *c)
 {
 	if (c->port == 443) {

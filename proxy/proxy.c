@@ -69,12 +69,15 @@ unsigned conn_relay_interest(const struct proxy *p)
 
 static void report(struct conn *c, enum policy_decision d)
 {
-	char dst[SNIFF_HOST_MAX + 16];
+	char dst[SNIFF_HOST_MAX + 16], addr[ADDR_TEXT_MAX];
 	struct proxy *p = c->p;
+	if (c->pinned)
+		addr_format(&c->addr, addr, sizeof addr);
 	snprintf(dst, sizeof dst, strchr(c->host, ':') ? "[%s]:%u" : "%s:%u",
 		 c->host[0] ? c->host : "?", c->port);
 	struct proxy_event ev = {
 		.destination = dst,
+		.address = c->pinned ? addr : NULL,
 		.via = proxy_role_name(c->role),
 		.decision = d,
 		.decided_by = c->by ? c->by : channel_decided_by_name(CHANNEL_BY_POLICY),

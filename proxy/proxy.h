@@ -17,7 +17,9 @@
  * for real — from an HTTP CONNECT or absolute-URI request, a SOCKS5 request,
  * or, for a transparent connection, the original destination address mapped
  * back to its name through the fake DNS table, checked against the TLS SNI
- * (port 443) or the Host header (port 80) — decides it by the policy's
+ * (port 443) or the Host header (port 80); to a real address, the name the
+ * SNI or Host gives, connected only when the proxy's own resolution of that
+ * name includes the address (else refused, saying so) — decides it by the policy's
  * network rules (asking a human when they say ask), resolves and connects,
  * then relays both ways with splice(2).  It answers the sandbox's DNS itself
  * with fake addresses (proxy/dns.h): no query ever leaves the machine.
@@ -50,6 +52,9 @@ struct proxy_listener {
 /* One connection's outcome, reported when it ends (or is refused). */
 struct proxy_event {
 	const char *destination; /* "host:port" as decided: a name, or an address */
+	const char *address;     /* a transparent connection to a real address decided by the name
+				    its TLS server name or Host header gave: that address (text);
+				    else NULL */
 	const char *via;         /* proxy_role_name(): "transparent", "http-proxy", "socks" */
 	enum policy_decision decision;
 	const char *decided_by;  /* "policy", or an ask's: "human", "session", "default", "timeout" */

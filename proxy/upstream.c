@@ -128,6 +128,62 @@ static void resolve(struct conn *c)
 	c->st = CS_RESOLVING;
 }
 
+static void connect_literal(struct conn *c);
+
+/* True when the address a is among res's. */
+static bool among(const struct netaddr *a, const struct addrinfo *res)
+{
+	for (; res; res = res->ai_next) {
+		struct netaddr b;
+		if (netaddr_from_sockaddr(res->ai_addr, &b) == 0 && b.family == a->family &&
+		    memcmp(a->bytes, b.bytes, a->family == 4 ? 4 : 16) == 0)
+			return true;
+	}
+	return false;
+}
+
+/*
+ * A pinned connection (conn.h): the name decided it, the proxy's own
+ * resolution of the name (rc, res: getaddrinfo's) must give the address the
+ * agent connected to, and only that address is connected.  Otherwise the
+ * agent's claim is refused, saying so: a name that does not resolve here,
+ * or resolves elsewhere, cannot vouch for the address.
+ */
+static void connect_pinned(struct conn *c, int rc, const struct addrinfo *res)
+{
+	char addr[ADDR_TEXT_MAX], got[3 * (ADDR_TEXT_MAX + 2) + 8];
+	size_t n = 0;
+	addr_format(&c->addr, addr, sizeof addr);
+	if (rc == 0 && among(&c->addr, res)) {
+		connect_literal(c);
+		return;
+	}
+	/* the first three addresses the name does resolve to, for the log */
+	got[0] = '\0';
+	for (const struct addrinfo *ai = rc == 0 ? res : NULL; ai; ai = ai->ai_next) {
+		struct netaddr b;
+		char t[ADDR_TEXT_MAX];
+		if (netaddr_from_sockaddr(ai->ai_addr, &b) != 0 || addr_format(&b, t, sizeof t) < 0 ||
+		    strstr(got, t))
+			continue;
+		size_t used = strlen(got);
+		snprintf(got + used, sizeof got - used, "%s%s", used ? ", " : "", n < 3 ? t : "...");
+		if (++n > 3)
+			break;
+	}
+	if (rc != 0)
+		snprintf(c->why_buf, sizeof c->why_buf,
+			 "%s (the TLS server name or Host header) does not resolve for the proxy, "
+			 "so it cannot vouch for %s, where the connection went",
+			 c->host, addr);
+	else
+		snprintf(c->why_buf, sizeof c->why_buf,
+			 "%s (the TLS server name or Host header) does not resolve to %s, where the "
+			 "connection went (the proxy's resolution: %s)",
+			 c->host, addr, got);
+	conn_refuse(c, c->why_buf);
+}
+
 void conn_resolved(struct proxy *p)
 {
 	struct job *j;
@@ -144,7 +200,9 @@ void conn_resolved(struct proxy *p)
 		c->res = c->next_ai = j->res;
 		int rc = j->rc;
 		free(j);
-		if (rc != 0)
+		if (c->pinned)
+			connect_pinned(c, rc, c->res);
+		else if (rc != 0)
 			conn_fail(c, "the name does not resolve");
 		else
 			connect_next(c);

@@ -140,7 +140,7 @@ static int parse(int argc, char **argv, struct run_opts *o)
 static void run_init(struct run *r)
 {
 	memset(r, 0, sizeof *r);
-	r->seccomp_fd = r->sigfd = r->resolv_fd = r->tty_master = r->tty_slave = -1;
+	r->seccomp_fd = r->sigfd = r->resolv_fd = r->hosts_fd = r->tty_master = r->tty_slave = -1;
 	r->ns.sock = -1;
 	r->session.channel_fd = -1;
 	r->backend = &sandbox_bubblewrap;
@@ -237,6 +237,8 @@ static void run_release(struct run *r)
 	open_gate_free(r->gate); /* after the sandbox ended: nothing waits on it */
 	if (r->resolv_fd >= 0)
 		close(r->resolv_fd);
+	if (r->hosts_fd >= 0)
+		close(r->hosts_fd);
 	audit_close(r->log);
 	session_destroy(&r->session);
 	policy_source_release(&r->src);

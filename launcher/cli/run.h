@@ -79,6 +79,7 @@ struct run {
 	struct netns ns;
 	struct proxy *proxy;
 	int resolv_fd;
+	int hosts_fd; /* the sandbox's own /etc/hosts (network: proxy and none), or -1 */
 	/* deny-read rules for files that appear during the session (open_gate.h); NULL: off */
 	struct open_gate *gate;
 	char gate_off[192]; /* why it is off, for the log: "off: ..." */

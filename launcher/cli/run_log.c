@@ -94,6 +94,7 @@ void run_log_proxy(struct audit_log *log, const struct policy_image *img,
 	struct audit_traffic traffic = { .bytes_up = ev->bytes_up, .bytes_down = ev->bytes_down,
 					 .duration_ms = (long)ev->duration_ms, .via = ev->via };
 	struct audit_event ae = { .source = AUDIT_SOURCE_PROXY, .network_dst = ev->destination,
+				  .network_addr = ev->address,
 				  .decision = policy_decision_name(ev->decision),
 				  .decided_by = ev->decided_by, .rule = described ? rule : NULL,
 				  .reason = described	   ? info.reason

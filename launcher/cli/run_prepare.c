@@ -7,6 +7,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/utsname.h>
 #include <unistd.h>
 
 #include "launcher/cli/run.h"
@@ -175,12 +176,39 @@ static int proxy_files(struct run *r, char *resolv_path, size_t cap)
 	return -1;
 }
 
+/*
+ * network: proxy and none: the sandbox's own /etc/hosts, loopback names only
+ * (sandbox_hosts_text()), in a memfd, and where /etc/hosts really is
+ * (hosts_path, cap bytes: it may be a symlink).  The host's own names would
+ * resolve inside to their real addresses, which the proxy can only decide as
+ * addresses; under none they lead nowhere and only tell what the host's
+ * network holds.  network: host keeps the host's file.
+ */
+static int hosts_file(struct run *r, char *hosts_path, size_t cap)
+{
+	char text[1024];
+	struct utsname u;
+	/* bwrap --unshare-uts keeps the host's name: the sandbox's hostname resolves, to loopback */
+	int n = sandbox_hosts_text(uname(&u) == 0 ? u.nodename : NULL, text, sizeof text);
+	r->hosts_fd = n < 0 ? -1 : memfd_create("airlock-hosts", 0);
+	if (r->hosts_fd < 0 || write(r->hosts_fd, text, (size_t)n) != n ||
+	    lseek(r->hosts_fd, 0, SEEK_SET) != 0) {
+		airlock_err("run: cannot prepare the sandbox's /etc/hosts: %s",
+			    n < 0 ? strerror(-n) : strerror(errno));
+		return RUN_EXIT_FAILED;
+	}
+	if (!realpath("/etc/hosts", hosts_path))
+		snprintf(hosts_path, cap, "/etc/hosts");
+	return -1;
+}
+
 /* Host paths the sandbox protects or starts in: the policy file, the audit log, the current directory. */
 struct host_paths {
 	char *policy_file; /* owned: realpath(3), NULL for the built-in policy */
 	char *log_file;    /* owned: realpath(3), or NULL */
 	char cwd[PATH_MAX];
 	char resolv[PATH_MAX]; /* where /etc/resolv.conf really is */
+	char hosts[PATH_MAX];  /* where /etc/hosts really is */
 };
 
 static int host_paths(struct run *r, struct host_paths *h)
@@ -219,6 +247,8 @@ static void sandbox_config_of(const struct run *r, const struct host_paths *h,
 		.netns = r->proxy_on,
 		.resolv_fd = r->resolv_fd,
 		.resolv_path = h->resolv,
+		.hosts_fd = r->hosts_fd,
+		.hosts_path = h->hosts,
 		.env = r->agent_env,
 		.extra_copies = r->profile.profile ? r->profile.profile->copies : NULL,
 		.nextra_copies = r->profile.profile ? r->profile.profile->ncopies : 0,
@@ -304,7 +334,7 @@ static int build_sandbox(struct run *r, struct sandbox_report *rep)
 {
 	char err[512];
 	struct seccomp_options so = { .process_spawn = r->src.policy->sandbox.process_spawn };
-	struct host_paths h = { .resolv = "/etc/resolv.conf" };
+	struct host_paths h = { .resolv = "/etc/resolv.conf", .hosts = "/etc/hosts" };
 	memset(rep, 0, sizeof *rep);
 	if (r->o.no_sandbox)
 		return -1;
@@ -315,6 +345,8 @@ static int build_sandbox(struct run *r, struct sandbox_report *rep)
 		return RUN_EXIT_FAILED;
 	}
 	int st = r->proxy_on ? proxy_files(r, h.resolv, sizeof h.resolv) : -1;
+	if (st < 0 && r->src.policy->sandbox.network != POLICY_NETWORK_HOST)
+		st = hosts_file(r, h.hosts, sizeof h.hosts);
 	if (st < 0)
 		st = host_paths(r, &h);
 	if (st < 0)

@@ -229,6 +229,7 @@ static const struct event_field {
 	EVENT_FIELD(kept, FIELD_STRING),
 	EVENT_FIELD(action, FIELD_STRING),
 	EVENT_FIELD(network_dst, FIELD_STRING),
+	EVENT_FIELD(network_addr, FIELD_STRING),
 	EVENT_FIELD(decision, FIELD_STRING),
 	EVENT_FIELD(decided_by, FIELD_STRING),
 	EVENT_FIELD(rule, FIELD_STRING),

@@ -82,6 +82,10 @@ struct audit_event {
 	const char *kept;          /* kept_aside: where the session's version was kept, or NULL */
 	const char *action;        /* open: read / write / exec */
 	const char *network_dst;   /* connect: host:port */
+	const char *network_addr;  /* proxy, transparent: the address the agent connected to when
+				      network_dst names the host its TLS server name or Host header
+				      gave (decided by that name, checked against the proxy's own
+				      resolution of it); NULL otherwise */
 	const char *decision;      /* allow / deny / ask */
 	const char *decided_by;    /* policy / human / session / default / timeout */
 	const char *rule;          /* "file:line", NULL for the default */

@@ -615,6 +615,10 @@ void logread_put_what(FILE *f, json_object *ev)
 	} else if ((s = logread_str(ev, "network_dst"))) {
 		fputs("connect ", f);
 		logread_put_text(f, s);
+		if ((s = logread_str(ev, "network_addr"))) {
+			fputs(" at ", f);
+			logread_put_text(f, s);
+		}
 	} else if (logread_is_event(ev, AUDIT_SESSION_START))
 		put_start(f, ev);
 	else if (logread_is_event(ev, AUDIT_SESSION_END))

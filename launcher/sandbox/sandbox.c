@@ -1,4 +1,5 @@
 /* sandbox.c — the bubblewrap command line: typed setup operations appended by small builders, rendered to argv in one pass. */
+#include <ctype.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdarg.h>
@@ -6,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -630,9 +632,52 @@ static int resolv_add(struct builder *b)
 	return op_add(b, SANDBOX_OP_RO_BIND_DATA, fd, b->cfg->resolv_path);
 }
 
+/*
+ * The sandbox's hosts file: cfg->hosts_fd's text over /etc/hosts (where it
+ * really lives), unless the sandbox shares the host's network (network:
+ * host), where the host's names are the ones its network answers to.
+ */
+static int hosts_add(struct builder *b)
+{
+	char fd[16];
+	if (b->cfg->hosts_fd < 0 || b->cfg->policy->sandbox.network == POLICY_NETWORK_HOST)
+		return 0;
+	snprintf(fd, sizeof fd, "%d", b->cfg->hosts_fd);
+	return op_add(b, SANDBOX_OP_RO_BIND_DATA, fd,
+		      b->cfg->hosts_path ? b->cfg->hosts_path : "/etc/hosts");
+}
+
+/* A host name hosts(5) can carry: RFC 1123 letters, digits, '-', '.'; not localhost. */
+static bool plain_hostname(const char *h)
+{
+	size_t n = h ? strlen(h) : 0;
+	if (n == 0 || n > 253 || h[0] == '-' || h[0] == '.' || strcasecmp(h, "localhost") == 0)
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (!isalnum((unsigned char)h[i]) && h[i] != '-' && h[i] != '.')
+			return false;
+	return true;
+}
+
+int sandbox_hosts_text(const char *hostname, char *buf, size_t cap)
+{
+	bool named = plain_hostname(hostname);
+	int n = snprintf(buf, cap,
+			 "# airlock: the sandbox's own hosts file, loopback names only; every other\n"
+			 "# name is answered by the sandbox's resolver (see /etc/resolv.conf)\n"
+			 "127.0.0.1\tlocalhost%s%s\n"
+			 "::1\tlocalhost ip6-localhost ip6-loopback%s%s\n",
+			 named ? " " : "", named ? hostname : "", named ? " " : "", named ? hostname : "");
+	if (n < 0 || (size_t)n >= cap)
+		return -ENOSPC;
+	return n;
+}
+
 static int process_add(struct builder *b)
 {
 	int r = resolv_add(b);
+	if (!r)
+		r = hosts_add(b);
 	if (!r)
 		r = seccomp_add(b);
 	if (!r)

@@ -28,6 +28,10 @@ struct sandbox_config {
 					   (network: proxy): no --unshare-net */
 	int resolv_fd;                  /* with netns: the resolv.conf text for --ro-bind-data, or -1 */
 	const char *resolv_path;        /* where /etc/resolv.conf really is (it may be a symlink) */
+	int hosts_fd;                   /* the sandbox's own /etc/hosts text (sandbox_hosts_text())
+					   for --ro-bind-data, or -1: the host's file shows.  Bound
+					   under network: proxy and none, never under host */
+	const char *hosts_path;         /* where /etc/hosts really is (it may be a symlink) */
 	char *const *env;               /* NAME=VALUE, NULL-terminated: the agent's whole environment */
 	const struct copy_spec *extra_copies; /* runs-later paths besides the built-in list
 						 (an agent profile's state files), or NULL */
@@ -59,6 +63,22 @@ struct sandbox_report {
  */
 int sandbox_build(const struct sandbox_config *cfg, const char *bwrap_path, char ***argv_out,
 		  struct sandbox_report *rep, char *err, size_t errlen);
+
+/*
+ * The sandbox's own /etc/hosts (hosts(5)): loopback names only — localhost
+ * on 127.0.0.1 and ::1, ip6-localhost and ip6-loopback on ::1, and hostname
+ * (the name the sandbox's UTS namespace keeps: bwrap --unshare-uts copies
+ * the host's) on both, when hostname is a plain host name (RFC 1123 §2.1:
+ * letters, digits, '-' and '.', at most 253 characters; "localhost" and
+ * "(none)" are left out, as are NULL and "").  None of the host's other
+ * names: inside the proxy's namespace every address is local, so a name
+ * resolved from the host's file would send a program that ignores the proxy
+ * variables to an address the proxy can only decide as an address
+ * (proxy/destination.c).  Writes the text, NUL-terminated, to buf (cap
+ * bytes) and returns its length, or -ENOSPC when it does not fit (512
+ * bytes always do).  No allocation.
+ */
+int sandbox_hosts_text(const char *hostname, char *buf, size_t cap);
 
 /* Frees an argv from sandbox_build().  Accepts NULL. */
 void sandbox_argv_free(char **argv);

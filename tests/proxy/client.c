@@ -5,10 +5,12 @@
  *   client http ADDR PORT HOST   connect to an IP literal, GET / with Host: HOST, print the answer
  *   client gai  NAME PORT        getaddrinfo(3) (static glibc's own resolver), then as http
  *   client raw  NAME PORT        a DNS A query sent by hand to the resolv.conf nameserver, then as http
+ *   client hosts NAME            reads /etc/hosts itself (no libc resolver): prints each entry as
+ *                                "entry: ADDR NAME...", then "listed: ADDR" or "listed: none"
  *
  * Prints one line per step ("connect: ok", "resolved: 198.18.0.1", "reply: ...") and
  * "elapsed_ms: N" last.  Exit: 0 an answer came back; 2 connect failed; 3 end-of-file or reset
- * before any answer; 4 resolution failed; 1 usage.
+ * before any answer; 4 resolution failed (hosts: NAME not listed, or no /etc/hosts); 1 usage.
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -19,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -226,6 +229,35 @@ static int raw_resolve(const char *name, char *out, size_t cap)
 	return dns_first_a(q, n, r, m > 0 ? (size_t)m : 0, out, cap);
 }
 
+/* /etc/hosts read by hand (hosts(5): ADDR NAME [ALIAS...], '#' comments).  0 when name is listed. */
+static int hosts_lookup(const char *name)
+{
+	FILE *f = fopen("/etc/hosts", "r");
+	char line[1024], found[64] = "";
+	if (!f) {
+		printf("hosts: %s\n", strerror(errno));
+		return 4;
+	}
+	while (fgets(line, sizeof line, f)) {
+		char *hash = strchr(line, '#'), *save = NULL;
+		if (hash)
+			*hash = '\0';
+		char *addr = strtok_r(line, " \t\r\n", &save);
+		if (!addr)
+			continue;
+		printf("entry: %s", addr);
+		for (char *n; (n = strtok_r(NULL, " \t\r\n", &save));) {
+			printf(" %s", n);
+			if (!found[0] && strcasecmp(n, name) == 0)
+				snprintf(found, sizeof found, "%s", addr);
+		}
+		putchar('\n');
+	}
+	fclose(f);
+	printf("listed: %s\n", found[0] ? found : "none");
+	return found[0] ? 0 : 4;
+}
+
 int main(int argc, char **argv)
 {
 	clock_gettime(CLOCK_MONOTONIC, &t0);
@@ -258,6 +290,9 @@ int main(int argc, char **argv)
 		printf("resolved: %s\n", a);
 		return done(http(a, atoi(argv[3]), argv[2]));
 	}
-	fprintf(stderr, "usage: client tcp ADDR PORT | http ADDR PORT HOST | gai NAME PORT | raw NAME PORT\n");
+	if (argc >= 3 && !strcmp(argv[1], "hosts"))
+		return done(hosts_lookup(argv[2]));
+	fprintf(stderr, "usage: client tcp ADDR PORT | http ADDR PORT HOST | gai NAME PORT | raw NAME PORT | "
+			"hosts NAME\n");
 	return 1;
 }

@@ -10,6 +10,9 @@
 #   OUTER  (LAB_OUT, veth LAB_VO)         INTERNET  (LAB_INET, veth LAB_VI)
 #   203.0.113.1/24, 2001:db8::1/64  <->   203.0.113.10/24 (+ .11, .12), 2001:db8::10/64 (+ ::11)
 #   /etc/resolv.conf -> 203.0.113.10      servers.py: DNS 53, HTTP 80/8080, HTTPS 443/8443, echo 7000
+#   /etc/hosts: loopback names and
+#     203.0.113.12 lab-host.internal      (a name only the "host's" hosts file knows)
+#     203.0.113.12 hosts.test.example     (the lab's DNS says 203.0.113.10: files win)
 #
 # `airlock run` is started in OUTER (lab_out), so the launcher's proxy resolves names with the
 # lab's DNS and connects to the lab's servers.  The servers' logs (dns.log, http.log, https.log,
@@ -139,6 +142,11 @@ lab_up()
 	[ -d /etc/netns ] || LAB_MADE_ETC_NETNS=true
 	mkdir -p "/etc/netns/$LAB_OUT"
 	printf 'nameserver 203.0.113.10\noptions timeout:2 attempts:2\n' >"/etc/netns/$LAB_OUT/resolv.conf"
+	# ... and its hosts file names two lab addresses (the sandbox must not see them; the
+	# launcher's proxy resolves with them, files before DNS)
+	printf '%s\n' '127.0.0.1 localhost' '::1 localhost ip6-localhost ip6-loopback' \
+		'203.0.113.12 lab-host.internal' '203.0.113.12 hosts.test.example' \
+		>"/etc/netns/$LAB_OUT/hosts"
 
 	lab_out true || _lab_fail "guard.sh refuses the OUTER namespace it just made" || return 1
 

@@ -595,6 +595,128 @@ case_mismatch()
 	done_check
 }
 
+# expect_loopback_hosts: every entry of the /etc/hosts the sandbox printed (the static client's
+# "entry: ADDR NAME..." lines) is a loopback address, and lab-host.internal is not listed.
+expect_loopback_hosts()
+{
+	n=$(printf '%s\n' "$OUT" | grep -c '^entry: ')
+	[ "$n" -ge 1 ] || _fail "the static client printed no /etc/hosts entry"
+	l=$(printf '%s\n' "$OUT" | grep '^entry: ' | grep -vE '^entry: (127\.[0-9.]+|::1) ' | head -n 2)
+	[ -z "$l" ] || _fail "/etc/hosts inside lists a non-loopback entry: $l"
+	expect_out_re "^entry: 127\.0\.0\.1 .*localhost"
+	expect_out_has "listed: none"
+}
+
+# The host's /etc/hosts (the lab's OUTER has lab-host.internal and hosts.test.example on
+# 203.0.113.12) stays outside: inside, names resolve through airlock's DNS (fake addresses) only,
+# for dynamic and static programs alike.  network: none gets the loopback-only file too;
+# network: host keeps the host's.
+case_hosts()
+{
+	p=$RUN_USER
+	pol=$(lab_policy)
+	if [ -n "$STATIC_SKIP" ]; then
+		tap_skip "$p: /etc/hosts inside (static client)" "$STATIC_SKIP"
+		return
+	fi
+	mark
+	prun --headless --policy "$pol" -- sh -c "
+		echo getent=\$(getent hosts lab-host.internal)
+		echo getent-test=\$(getent hosts hosts.test.example)
+		$PY -c 'import socket
+for n in (\"lab-host.internal\", \"hosts.test.example\"):
+    try:
+        print(\"py\", n, socket.gethostbyname(n))
+    except OSError as e:
+        print(\"py\", n, \"error\", e)'
+		$CLIENT hosts lab-host.internal
+		$CLIENT gai lab-host.internal 7000 | grep '^resolv'
+		true"
+	check "$p: inside airlock run, names in the host's /etc/hosts do not resolve to the host's addresses (getent, python3, static getaddrinfo); /etc/hosts lists loopback names only (a static program reads it)"
+	expect_rc 0
+	expect_out_lacks 203.0.113.12
+	expect_out_re "^getent=((::ffff:)?198\.1[89]\.[0-9.]+ +lab-host.internal)?\$"
+	expect_out_re "^getent-test=(::ffff:)?198\.1[89]\.[0-9.]+ +hosts.test.example\$"
+	expect_out_re "^py lab-host.internal (198\.1[89]\.|error)"
+	expect_out_re "^py hosts.test.example 198\.1[89]\."
+	expect_loopback_hosts
+	expect_not_reached echo.log 203.0.113.12
+	done_check
+
+	nonepol=$(printf 'version: 1\ndefault: {exec: allow, read: allow, write: allow, connect: deny}\nsandbox: {network: none}\n' |
+		write_policy none.yaml)
+	prun --headless --policy "$nonepol" -- "$CLIENT" hosts lab-host.internal
+	check "$p: network: none: /etc/hosts inside lists loopback names only too"
+	expect_loopback_hosts
+	done_check
+
+	hostpol=$(printf 'version: 1\ndefault: {exec: allow, read: allow, write: allow, connect: deny}\nsandbox: {network: host}\n' |
+		write_policy host.yaml)
+	prun --headless --policy "$hostpol" -- "$CLIENT" hosts lab-host.internal
+	check "$p: network: host: the host's /etc/hosts stays (the sandbox shares the host's network)"
+	expect_out_has "listed: 203.0.113.12"
+	done_check
+}
+
+# A transparent connection (the program ignores the proxy variables, or bypasses the shim) to a
+# lab server's real address, naming a host in its TLS server name or Host header: the name's rule
+# decides, and the proxy's own resolution of the name (the lab's DNS; OUTER's /etc/hosts first)
+# must give that address.  (--raw and the static client: the shim, where it is, decides a real
+# address by the address before any name is sent, as connect(2) gives it nothing else.)
+case_real_addr()
+{
+	p=$RUN_USER
+	pol=$(lab_policy)
+	mark
+	prun --headless --policy "$pol" -- sh -c "
+		$PXC --raw tls 203.0.113.10 443 www.test.example $CA /real-sni-raw
+		$PXC --raw tls 203.0.113.12 443 hosts.test.example $CA /real-sni-hosts"
+	check "$p: transparent TLS to 203.0.113.10 with SNI www.test.example (resolves there) is allowed by the name's rule and reached; SNI hosts.test.example to 203.0.113.12 (OUTER's /etc/hosts) too; logged with name and address"
+	expect_out_re "^RESULT tls 203.0.113.10:443 sni=www.test.example reached: HTTPS-ECHO sni=www.test.example .*path=/real-sni-raw"
+	expect_out_re "^RESULT tls 203.0.113.12:443 sni=hosts.test.example reached: HTTPS-ECHO .*path=/real-sni-hosts"
+	expect_reached https.log /real-sni-raw
+	expect_reached https.log /real-sni-hosts
+	expect_log source=proxy network_dst=www.test.example:443 network_addr=203.0.113.10 decision=allow rule~lab.yaml: via=transparent
+	expect_log source=proxy network_dst=hosts.test.example:443 network_addr=203.0.113.12 decision=allow
+	done_check
+
+	mark
+	prun --headless --policy "$pol" -- sh -c "
+		$PXC --raw tls 203.0.113.10 443 api.test.example $CA /real-sni-elsewhere
+		$PXC --raw tls 203.0.113.10 443 hosts.test.example $CA /real-sni-dns-only
+		$PXC --raw tls 203.0.113.10 443 denied.test.example $CA /real-sni-denied"
+	check "$p: transparent TLS to 203.0.113.10 with SNI api.test.example (resolves to .11), hosts.test.example (the proxy's files say .12) or denied.test.example (denied) is refused, logged with the reason"
+	expect_out_re "^RESULT tls .* sni=api.test.example refused"
+	expect_out_re "^RESULT tls .* sni=hosts.test.example refused"
+	expect_out_re "^RESULT tls .* sni=denied.test.example refused"
+	expect_out_lacks HTTPS-ECHO
+	expect_not_reached conn.log "443 203.0.113.10"
+	expect_log source=proxy network_dst=api.test.example:443 network_addr=203.0.113.10 decision=deny "message~does not resolve to 203.0.113.10" "message~203.0.113.11"
+	expect_log source=proxy network_dst=hosts.test.example:443 network_addr=203.0.113.10 decision=deny "message~does not resolve to 203.0.113.10" "message~203.0.113.12"
+	expect_log source=proxy network_dst=denied.test.example:443 network_addr=203.0.113.10 decision=deny rule~lab.yaml:
+	done_check
+
+	mark
+	prun --headless --policy "$pol" -- sh -c "
+		$PXC --raw direct 203.0.113.10 80 test.example
+		$PXC --raw direct 203.0.113.11 80 test.example
+		${STATIC_SKIP:+: }$CLIENT http 203.0.113.10 80 test.example
+		${STATIC_SKIP:+: }$CLIENT http 203.0.113.12 80 test.example
+		true"
+	check "$p: transparent HTTP (raw syscall connect; a static binary) to 203.0.113.10 with Host test.example is reached; to .11 / .12 (test.example is not there) refused, logged"
+	expect_out_re "^RESULT direct 203.0.113.10:80 reached: HTTP-ECHO host=test.example .*local=203.0.113.10"
+	expect_out_re "^RESULT direct 203.0.113.11:80 refused"
+	expect_not_reached conn.log "80 203.0.113.11"
+	expect_not_reached conn.log "80 203.0.113.12"
+	expect_log source=proxy network_dst=test.example:80 network_addr=203.0.113.10 decision=allow
+	expect_log source=proxy network_dst=test.example:80 network_addr=203.0.113.11 decision=deny "message~does not resolve to 203.0.113.11"
+	if [ -z "$STATIC_SKIP" ]; then
+		expect_out_re "HTTP-ECHO host=test.example path=/static .*local=203\.0\.113\.10"
+		expect_log source=proxy network_dst=test.example:80 network_addr=203.0.113.12 decision=deny "message~does not resolve to 203.0.113.12"
+	fi
+	done_check
+}
+
 # The spellings of 203.0.113.12 (denied) and, as the control, 203.0.113.10 (allowed by *:80).
 SPELL_DENIED="3405803788 0313.0.0161.014 0xcb.0x0.0x71.0xc 0xcb00710c 203.0.28940 203.28940 203.0.113.12. ::ffff:203.0.113.12 ::ffff:cb00:710c"
 case_ip_literals()
@@ -742,7 +864,7 @@ case_many_connections()
 	done_check
 }
 
-CASES=${ONLY_CASES:-"curl curl_connect urllib node git static dns_exfil mismatch ip_literals denied_port budget events many_connections"}
+CASES=${ONLY_CASES:-"curl curl_connect urllib node git static dns_exfil mismatch hosts real_addr ip_literals denied_port budget events many_connections"}
 for u in $USERS; do
 	use_user "$u"
 	echo "# ---- as $u"

@@ -216,6 +216,11 @@ static const struct {
 	    .message = "SNI does not match" },
 	  { "id", "timestamp", "session_id", "source", "network_dst", "decision", "decided_by",
 	    "bytes_up", "bytes_down", "duration_ms", "via", "message", NULL } },
+	{ { .source = "proxy", .network_dst = "pypi.org:443", .network_addr = "203.0.113.7",
+	    .decision = "deny", .decided_by = "policy", .response_time_ms = -1,
+	    .traffic = &proxy_traffic, .message = "pypi.org does not resolve to 203.0.113.7" },
+	  { "id", "timestamp", "session_id", "source", "network_dst", "network_addr", "decision",
+	    "decided_by", "bytes_up", "bytes_down", "duration_ms", "via", "message", NULL } },
 };
 
 #define NKINDS (sizeof(kinds) / sizeof(kinds[0]))
@@ -232,6 +237,7 @@ static void assert_strings(json_object *o, const struct audit_event *ev)
 		{ "file", offsetof(struct audit_event, file) },
 		{ "action", offsetof(struct audit_event, action) },
 		{ "network_dst", offsetof(struct audit_event, network_dst) },
+		{ "network_addr", offsetof(struct audit_event, network_addr) },
 		{ "decision", offsetof(struct audit_event, decision) },
 		{ "decided_by", offsetof(struct audit_event, decided_by) },
 		{ "rule", offsetof(struct audit_event, rule) },

@@ -321,6 +321,9 @@ static void test_put_what(void **state)
 		{ "{\"file\":\"/w/x\",\"action\":\"write\"}", "write /w/x" },
 		{ "{\"file\":\"/w/x\"}", "open /w/x" },
 		{ "{\"network_dst\":\"example.com:443\"}", "connect example.com:443" },
+		/* a transparent connection decided by its SNI's name: the address it went to too */
+		{ "{\"network_dst\":\"example.com:443\",\"network_addr\":\"203.0.113.7\"}",
+		  "connect example.com:443 at 203.0.113.7" },
 		{ "{\"message\":\"tab\\there \\u202e\"}", "tab\\there \\xe2\\x80\\xae" },
 		{ "{}", "-" },
 		/* the session's fields, whole whatever they hold; not the message */

@@ -118,6 +118,83 @@ static void test_argv_network_modes(void **state)
 	}
 }
 
+/*
+ * The sandbox's own /etc/hosts: --ro-bind-data FD PATH (after the trees, so it lies over the
+ * host's file) under network: proxy (in the launcher's namespace or not) and none; never under
+ * host.  No fd: the host's file shows.
+ */
+static void test_argv_hosts_file(void **state)
+{
+	static const struct {
+		const char *mode;
+		bool netns;
+		bool bound;
+	} rows[] = {
+		{ "proxy", true, true }, { "proxy", false, true }, { "none", false, true },
+		{ "host", false, false },
+	};
+	struct tree *t = *state;
+	for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+		char yaml[256];
+		struct compiled c;
+		struct sandbox_config cfg;
+		snprintf(yaml, sizeof yaml, "version: 1\nsandbox:\n  network: %s\n", rows[i].mode);
+		compile(&c, yaml, t->home, t->ws);
+		config_init(&cfg, t, &c);
+		cfg.netns = rows[i].netns;
+		cfg.hosts_fd = 7;
+		cfg.hosts_path = "/etc/real-hosts";
+		char **argv = build_ok(&cfg, NULL);
+		int at = find_seq(argv, "--ro-bind-data", "7", "/etc/real-hosts", NULL);
+		if (rows[i].bound)
+			assert_true(at > find_seq(argv, "--ro-bind", "/", "/", NULL));
+		else
+			assert_int_equal(at, -1);
+		sandbox_argv_free(argv);
+		cfg.hosts_fd = -1;
+		argv = build_ok(&cfg, NULL);
+		assert_int_equal(count_word(argv, "/etc/real-hosts"), 0);
+		sandbox_argv_free(argv);
+		compiled_free(&c);
+	}
+}
+
+/* Its text: loopback names only, the hostname when it is a plain host name, nothing else. */
+static void test_hosts_text(void **state)
+{
+	(void)state;
+	char buf[512];
+	assert_true(sandbox_hosts_text("box-1.example", buf, sizeof buf) > 0);
+	assert_non_null(strstr(buf, "127.0.0.1\tlocalhost box-1.example\n"));
+	assert_non_null(strstr(buf, "::1\tlocalhost ip6-localhost ip6-loopback box-1.example\n"));
+	/* every line that is not a comment names a loopback address */
+	char copy[512];
+	snprintf(copy, sizeof copy, "%s", buf);
+	int entries = 0;
+	for (char *save = NULL, *l = strtok_r(copy, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
+		if (l[0] == '#')
+			continue;
+		assert_true(strncmp(l, "127.0.0.1\t", 10) == 0 || strncmp(l, "::1\t", 4) == 0);
+		entries++;
+	}
+	assert_int_equal(entries, 2);
+	/* no name, or one hosts(5) cannot carry as it is: left out, never written */
+	static const char *const bad[] = { NULL, "", "(none)", "localhost", "LocalHost", "-x",
+					   "a b", "x\n203.0.113.1 evil", "x#y", "x\ty" };
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		assert_true(sandbox_hosts_text(bad[i], buf, sizeof buf) > 0);
+		assert_non_null(strstr(buf, "127.0.0.1\tlocalhost\n"));
+		assert_non_null(strstr(buf, "::1\tlocalhost ip6-localhost ip6-loopback\n"));
+		assert_null(strstr(buf, "evil"));
+	}
+	char longname[300];
+	memset(longname, 'a', sizeof longname - 1);
+	longname[sizeof longname - 1] = '\0';
+	assert_true(sandbox_hosts_text(longname, buf, sizeof buf) > 0);
+	assert_null(strstr(buf, "aaaa"));
+	assert_int_equal(sandbox_hosts_text("box", buf, 16), -ENOSPC);
+}
+
 /* sandbox.read: existing paths only, ~/ and ./ expanded, symlinked /lib64 recreated, no "/". */
 static void test_argv_read_list(void **state)
 {
@@ -620,6 +697,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_argv_root_layout, tree_setup, tree_teardown),
 		cmocka_unit_test_setup_teardown(test_argv_unprivileged, tree_setup, tree_teardown),
 		cmocka_unit_test_setup_teardown(test_argv_network_modes, tree_setup, tree_teardown),
+		cmocka_unit_test_setup_teardown(test_argv_hosts_file, tree_setup, tree_teardown),
+		cmocka_unit_test(test_hosts_text),
 		cmocka_unit_test_setup_teardown(test_argv_read_list, tree_setup, tree_teardown),
 		cmocka_unit_test_setup_teardown(test_argv_write_list, tree_setup, tree_teardown),
 		cmocka_unit_test(test_argv_workspace_in_tmp),
