@@ -198,6 +198,11 @@ static int start_session(struct run *r, sigset_t *old)
 /* The agent ended with st: the last asks answered, the clients told, the session's end logged.  Returns the exit status. */
 static int end_session(struct run *r, int st)
 {
+	/* the sandbox is gone: the gate's last news, then its thread ends (copies fork git below) */
+	if (r->gate) {
+		(void)open_gate_serve(r->gate);
+		open_gate_stop(r->gate);
+	}
 	approve_drain_agent(r->approvals);
 	approve_end(r->approvals); /* logged before the session's end, not after */
 	hub_flush(&r->hub);

@@ -152,6 +152,8 @@ static int gate_sandbox(struct run *r)
 	int n = held < 0 ? (int)held : open_gate_mark(r->gate, held, err, sizeof err);
 	if (held < 0)
 		snprintf(err, sizeof err, "the sandbox did not stand: %s", strerror((int)-held));
+	if (n >= 0 && (n = open_gate_start(r->gate)) < 0)
+		snprintf(err, sizeof err, "cannot start its thread: %s", strerror(-n));
 	if (n >= 0 && r->backend->release(r->sandbox) == 0)
 		return 0;
 	airlock_err("run: cannot set up the open gate (fanotify): %s", err);

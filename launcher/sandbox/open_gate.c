@@ -2,6 +2,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <poll.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,7 +23,20 @@ struct open_gate {
 	char *home; /* owned, canonical; NULL: no mandatory list */
 	open_gate_refused_fn refused;
 	void *ctx;
-	struct open_gate_stats st;
+	struct open_gate_stats st; /* the worker's, read after it stopped (or racily, for counts) */
+	/* the worker thread answers; the caller's loop hears of refusals and failure through a pipe */
+	pthread_t worker;
+	bool running;
+	int news[2]; /* worker -> caller: struct news records */
+	int stop[2]; /* caller -> worker: a byte (or its closing) says stop */
+};
+
+/* A record on the news pipe: a refusal (err 0, path follows, len bytes) or the worker's end (err < 0). */
+struct news {
+	int err;
+	pid_t pid;
+	int32_t rule;
+	uint32_t len;
 };
 
 /*
@@ -62,7 +77,14 @@ struct open_gate *open_gate_new(const struct policy_image *img, const char *home
 		snprintf(err, errlen, "out of memory");
 		return NULL;
 	}
-	*g = (struct open_gate){ .fan = -1, .img = img, .refused = refused, .ctx = ctx };
+	*g = (struct open_gate){ .fan = -1, .img = img, .refused = refused, .ctx = ctx,
+				 .news = { -1, -1 }, .stop = { -1, -1 } };
+	if (pipe2(g->news, O_CLOEXEC) != 0 || pipe2(g->stop, O_CLOEXEC) != 0 ||
+	    fcntl(g->news[0], F_SETFL, O_NONBLOCK) != 0) {
+		snprintf(err, errlen, "cannot make a pipe: %s", strerror(errno));
+		open_gate_free(g);
+		return NULL;
+	}
 	if (home && realpath(home, canon) && !(g->home = strdup(canon))) {
 		free(g);
 		snprintf(err, errlen, "out of memory");
@@ -225,7 +247,7 @@ int open_gate_mark(struct open_gate *g, pid_t pid, char *err, size_t errlen)
 
 int open_gate_fd(const struct open_gate *g)
 {
-	return g ? g->fan : -1;
+	return g ? g->news[0] : -1;
 }
 
 /* ---- answering ---------------------------------------------------------------------------- */
@@ -270,8 +292,11 @@ static int decide(struct open_gate *g, const struct fanotify_event_metadata *m)
 	int r = respond(g, m->fd, !deny);
 	if (deny) {
 		g->st.refused++;
-		if (g->refused)
-			g->refused(g->ctx, (pid_t)m->pid, path, rule);
+		struct news n = { .pid = (pid_t)m->pid, .rule = rule, .len = (uint32_t)strlen(path) };
+		/* one writer: header and path stay together; a full pipe stalls the gate, never drops */
+		if (write(g->news[1], &n, sizeof n) != (ssize_t)sizeof n ||
+		    write(g->news[1], path, n.len) != (ssize_t)n.len)
+			return r ? r : -EIO;
 		return r;
 	}
 	struct stat st;
@@ -282,7 +307,8 @@ static int decide(struct open_gate *g, const struct fanotify_event_metadata *m)
 	return r;
 }
 
-int open_gate_serve(struct open_gate *g)
+/* Answers every open waiting now (the group is non-blocking).  0, or -errno: the group failed. */
+static int answer_all(struct open_gate *g)
 {
 	/* aligned for the metadata records the kernel writes into it */
 	struct fanotify_event_metadata buf[256];
@@ -308,6 +334,87 @@ int open_gate_serve(struct open_gate *g)
 	}
 }
 
+/*
+ * The worker: answers opens as they come, on its own thread, so an open
+ * waits only for its own decision, never for the caller's loop (its asks,
+ * proxy, log).  It decides from the read-only image and allocates nothing;
+ * what it refused goes to the caller through the news pipe.  On failure it
+ * says so there and ends.
+ */
+static void *worker(void *arg)
+{
+	struct open_gate *g = arg;
+	struct pollfd p[2] = { { g->fan, POLLIN, 0 }, { g->stop[0], POLLIN, 0 } };
+	int r = 0;
+	while (!r) {
+		if (poll(p, 2, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			r = -errno;
+			break;
+		}
+		if (p[1].revents)
+			return NULL;
+		if (p[0].revents & (POLLERR | POLLHUP | POLLNVAL))
+			r = -EIO;
+		else if (p[0].revents & POLLIN)
+			r = answer_all(g);
+	}
+	struct news n = { .err = r };
+	(void)!write(g->news[1], &n, sizeof n);
+	return NULL;
+}
+
+int open_gate_start(struct open_gate *g)
+{
+	int e = pthread_create(&g->worker, NULL, worker, g);
+	g->running = e == 0;
+	return -e;
+}
+
+void open_gate_stop(struct open_gate *g)
+{
+	if (!g || !g->running)
+		return;
+	(void)!write(g->stop[1], "s", 1);
+	pthread_join(g->worker, NULL);
+	g->running = false;
+}
+
+int open_gate_serve(struct open_gate *g)
+{
+	char path[PATH_MAX];
+	struct news n;
+	for (;;) {
+		ssize_t k = read(g->news[0], &n, sizeof n);
+		if (k < 0)
+			return errno == EAGAIN || errno == EINTR ? 0 : -errno;
+		if (k != (ssize_t)sizeof n)
+			return -EIO;
+		if (n.err < 0)
+			return n.err;
+		if (n.len >= sizeof path)
+			return -EPROTO;
+		/* the path follows its header at once (the worker wrote both): wait for it */
+		size_t got = 0;
+		while (got < n.len) {
+			struct pollfd p = { g->news[0], POLLIN, 0 };
+			ssize_t m = read(g->news[0], path + got, n.len - got);
+			if (m > 0)
+				got += (size_t)m;
+			else if (m == 0)
+				return -EIO;
+			else if (errno != EAGAIN && errno != EINTR)
+				return -errno;
+			else
+				(void)poll(&p, 1, 100);
+		}
+		path[n.len] = '\0';
+		if (g->refused)
+			g->refused(g->ctx, n.pid, path, n.rule);
+	}
+}
+
 struct open_gate_stats open_gate_stats(const struct open_gate *g)
 {
 	return g ? g->st : (struct open_gate_stats){ 0 };
@@ -317,8 +424,15 @@ void open_gate_free(struct open_gate *g)
 {
 	if (!g)
 		return;
+	open_gate_stop(g);
 	if (g->fan >= 0)
 		close(g->fan);
+	for (int i = 0; i < 2; i++) {
+		if (g->news[i] >= 0)
+			close(g->news[i]);
+		if (g->stop[i] >= 0)
+			close(g->stop[i]);
+	}
 	free(g->home);
 	free(g);
 }

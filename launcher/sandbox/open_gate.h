@@ -76,20 +76,36 @@ struct open_gate *open_gate_new(const struct policy_image *img, const char *home
  */
 int open_gate_mark(struct open_gate *g, pid_t pid, char *err, size_t errlen);
 
-/* The fanotify descriptor, readable (poll(2)) while opens wait for an answer. */
+/*
+ * Starts answering: a thread of the gate's own answers each open as it
+ * comes (an open then waits for its own decision only, never for the
+ * caller's loop).  After open_gate_mark(), before the sandbox's agent
+ * starts.  0 or -errno (pthread_create(3)).
+ */
+int open_gate_start(struct open_gate *g);
+
+/*
+ * Stops the thread (once the sandbox ended: opens still waiting would be
+ * allowed by the kernel when the group closes).  Before fork(2)ing a child
+ * that does more than exec.  Accepts NULL and a gate not started.
+ */
+void open_gate_stop(struct open_gate *g);
+
+/* A descriptor readable (poll(2)) while the gate has news for open_gate_serve(), or -1 for NULL. */
 int open_gate_fd(const struct open_gate *g);
 
 /*
- * Answers every open waiting now; never blocks.  0, or -errno when the
- * group failed (reading it or answering): the caller must stop the
- * sandbox (its opens would hang or go unchecked).
+ * Takes the gate's news, in the caller's thread, without blocking: tells
+ * refused(ctx, ...) of each open it refused.  0, or -errno when the gate
+ * failed (its group unreadable or unanswerable): the caller must stop the
+ * sandbox (its opens would hang, or go unchecked once the group closes).
  */
 int open_gate_serve(struct open_gate *g);
 
 /* Counts so far. */
 struct open_gate_stats open_gate_stats(const struct open_gate *g);
 
-/* Closes the group (opens still waiting are allowed by the kernel: stop the sandbox first) and frees g.  Accepts NULL. */
+/* Stops the thread, closes the group (opens still waiting are allowed by the kernel: stop the sandbox first) and frees g.  Accepts NULL. */
 void open_gate_free(struct open_gate *g);
 
 #endif
