@@ -72,8 +72,10 @@ static int find_note(const struct elf_reader *r, const uint8_t *p, size_t n, uin
 	while (at + 12 <= n) {
 		uint64_t namesz = get(r, p + at, 4), descsz = get(r, p + at + 4, 4);
 		uint64_t type = get(r, p + at + 8, 4);
-		uint64_t name_at = at + 12, desc_at = name_at + align_up(namesz, a);
-		uint64_t next = desc_at + align_up(descsz, a);
+		/* the padding aligns the offsets within the segment, not the sizes (the gABI's
+		   8-byte notes: a 4-byte name "GNU" at 12 puts the descriptor at 16) */
+		uint64_t name_at = at + 12, desc_at = align_up(name_at + namesz, a);
+		uint64_t next = align_up(desc_at + descsz, a);
 		if (desc_at > n || desc_at + descsz > n)
 			return 0;
 		if (type == NT_GNU_BUILD_ID_ && namesz == 4 && memcmp(p + name_at, "GNU", 4) == 0) {
