@@ -93,6 +93,15 @@ except OSError as e:
 		tap_skip "buildid: cannot hard-link $BI_GIT into the workspace (another file system, or protected_hardlinks)"
 	fi
 
+	BI_LDSO=$(readelf -lW "$BI_GIT" 2>/dev/null | sed -n 's/.*Requesting program interpreter: \(.*\)]/\1/p')
+	if [ -n "$BI_LDSO" ] && [ -x "$BI_LDSO" ]; then
+		SHIM_DIR=$BS sh_run "cd bi/repo && $BI_LDSO ../g push origin main"
+		bi_push_refused "buildid: the copy started through the dynamic loader ($BI_LDSO ./g push) refused" \
+			"$W/bi/g"
+	else
+		tap_skip "buildid: no dynamic loader named in $BI_GIT"
+	fi
+
 	ln -s "$BI_GIT" "$W/bi/soft"
 	SHIM_DIR=$BS sh_run 'cd bi/repo && ../soft push origin main'
 	check "buildid: a symlink to git refused by its name (canonical path), not as a copy"
