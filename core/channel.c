@@ -110,6 +110,8 @@ static const char *check_fields(const struct channel_msg *m)
 		return "unknown flag bits";
 	if ((m->flags & CHANNEL_F_TRUNCATED) && m->source != CHANNEL_SOURCE_EXEC)
 		return "truncated flag on a message without arguments";
+	if ((m->flags & CHANNEL_F_COPY) && m->source != CHANNEL_SOURCE_EXEC)
+		return "copy flag on a message that is no exec";
 	if ((unsigned)m->decision >= POLICY_DECISION_MAX)
 		return "decision out of range";
 	if (m->type == CHANNEL_ANSWER && m->decision == POLICY_ASK)
@@ -201,6 +203,12 @@ static int put_exec(struct writer *w, const struct channel_msg *m)
 	int r = put_cstr(w, m->program);
 	if (r < 0)
 		return r;
+	if (m->flags & CHANNEL_F_COPY) {
+		if (!m->copy_of || m->copy_of[0] != '/')
+			return -EINVAL;
+		if ((r = put_cstr(w, m->copy_of)) < 0)
+			return r;
+	}
 	if (room(w) < 8)
 		return -EMSGSIZE;
 	put_u32(w->buf + w->len, total);
@@ -336,6 +344,15 @@ static int get_exec(struct reader *r, struct channel_msg *m)
 	m->program = get_str(r, NULL);
 	if (!m->program)
 		return -EBADMSG;
+	if (m->flags & CHANNEL_F_COPY) {
+		m->copy_of = get_str(r, NULL);
+		if (!m->copy_of)
+			return -EBADMSG;
+		if (m->copy_of[0] != '/') {
+			r->why = "copy_of that is no absolute path";
+			return -EBADMSG;
+		}
+	}
 	if (left(r) < 8) {
 		r->why = "argument counts past the end";
 		return -EBADMSG;

@@ -29,7 +29,8 @@
  *    24      body           by source; empty for ANSWER and HELLO
  *
  *   a string is: u32 n, n bytes without NUL, one NUL byte
- *   EXEC body:    string program, u32 argc_total, u32 argc, argc strings
+ *   EXEC body:    string program, [string copy_of when CHANNEL_F_COPY],
+ *                 u32 argc_total, u32 argc, argc strings
  *   OPEN body:    string path (canonical)
  *   CONNECT body: string host, u16 port
  *
@@ -89,7 +90,14 @@ enum channel_decided_by {
 
 /* EXEC: argv did not fit; args were dropped or the last one cut short. */
 #define CHANNEL_F_TRUNCATED 0x01u
-#define CHANNEL_F_ALL CHANNEL_F_TRUNCATED
+/*
+ * EXEC: the program is a copy of another (the same GNU build-id,
+ * core/buildid.h), copy_of, and was decided as that one too; copy_of is a
+ * non-empty absolute path.  The shim's word: it may explain a stricter
+ * decision, never make one looser.
+ */
+#define CHANNEL_F_COPY 0x02u
+#define CHANNEL_F_ALL (CHANNEL_F_TRUNCATED | CHANNEL_F_COPY)
 
 /*
  * A message in memory.  Strings are borrowed: on encode from the caller, on
@@ -112,6 +120,7 @@ struct channel_msg {
 	const char *const *argv; /* encode: argc strings (NULL-terminated or not); decode: NULL */
 	uint32_t argc;           /* strings in argv (encode) or on the wire (decode) */
 	uint32_t argc_total;     /* argc before truncation; on encode 0 means argc */
+	const char *copy_of;     /* with CHANNEL_F_COPY: the program this one is a copy of */
 	const uint8_t *args_wire; /* decode: the encoded strings (read them with channel_args_*) */
 	size_t args_wire_len;
 

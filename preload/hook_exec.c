@@ -9,6 +9,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "core/buildid.h"
 #include "core/canon.h"
 #include "core/loader.h"
 #include "core/pathsearch.h"
@@ -23,6 +24,53 @@ extern char **environ;
 /* ---- deciding ------------------------------------------------------------------- */
 
 /*
+ * A copy or hard link of a program the policy's exec rules name, started
+ * under another name (`cp /usr/bin/git ./g; ./g push`): when canon (the
+ * file that runs) is not itself one of the session table's files and its
+ * GNU build-id is one of the table's, the command is decided again as each
+ * program of that build-id (its path as the rules name it, argv as given).
+ * Such a verdict replaces a->v only when it comes from a rule and is more
+ * severe (an ask or deny): a build-id is only a note in the file, which
+ * anyone can forge, so it may make a decision stricter, never looser.  Then
+ * that program's path goes to copy_of (cap bytes) and a->copy_of points at
+ * it.  Cost when the table is not empty: one open(2), two or three
+ * pread(2)s and a close(2); a file that cannot be read has no build-id.
+ */
+static void decide_copy(const struct policy_image *img, const char *canon, char *const argv[],
+			struct shim_action *a, char *copy_of, size_t cap)
+{
+	const char *t;
+	size_t tl, pos = 0, cl = strlen(canon);
+	struct buildid_entry e;
+	uint8_t id[BUILDID_MAX];
+	char hex[2 * BUILDID_MAX + 1];
+	if (!shim_programs(&t, &tl))
+		return;
+	/* the ruled file itself, or a symlink to it: its names decide, and a multi-call
+	   binary started as another of its names is that other program */
+	while (buildid_table_next(t, tl, &pos, &e))
+		if (e.real_len == cl && memcmp(e.real, canon, cl) == 0)
+			return;
+	int n = buildid_read_path(canon, id, sizeof id);
+	if (n <= 0 || !buildid_hex(id, (size_t)n, hex, sizeof hex))
+		return;
+	size_t hl = (size_t)n * 2;
+	for (pos = 0; buildid_table_next(t, tl, &pos, &e);) {
+		if (e.id_len != hl || memcmp(e.id, hex, hl) != 0 || e.path_len >= cap)
+			continue;
+		char prog[PATH_BUF];
+		memcpy(prog, e.path, e.path_len);
+		prog[e.path_len] = '\0';
+		struct policy_verdict w = policy_decide_exec(img, prog, (const char *const *)argv);
+		if (w.rule >= 0 && w.decision > a->v.decision) {
+			a->v = w;
+			memcpy(copy_of, prog, e.path_len + 1);
+			a->copy_of = copy_of;
+		}
+	}
+}
+
+/*
  * Decides starting `path` (relative to dirfd, canon_flags CANON_*) with argv.
  * Command rules see the path as invoked, made absolute; file exec rules see
  * it canonical (symlinks resolved).  *agent: true when the agent's own
@@ -32,7 +80,7 @@ extern char **environ;
 static enum policy_decision decide_exec(int dirfd, const char *path, char *const argv[],
 					unsigned canon_flags, bool *agent)
 {
-	char abs[PATH_BUF], canon[PATH_BUF], cwd[PATH_BUF];
+	char abs[PATH_BUF], canon[PATH_BUF], cwd[PATH_BUF], copy_of[PATH_BUF];
 	static char *const no_args[] = { NULL };
 	const struct policy_image *img = shim_image();
 	*agent = false;
@@ -73,6 +121,8 @@ static enum policy_decision decide_exec(int dirfd, const char *path, char *const
 		if (strcmp(abs, canon) != 0)
 			a.v = policy_verdict_stricter(
 				a.v, policy_decide_exec(img, canon, (const char *const *)argv));
+		if (resolved)
+			decide_copy(img, canon, argv, &a, copy_of, sizeof copy_of);
 	}
 	return shim_resolve(&a);
 }

@@ -102,6 +102,10 @@ static void fill(struct channel_msg *m, const struct shim_action *a)
 		m->argv = a->argv;
 		while (a->argv && a->argv[m->argc])
 			m->argc++;
+		if (a->copy_of) {
+			m->flags |= CHANNEL_F_COPY;
+			m->copy_of = a->copy_of;
+		}
 		break;
 	case SHIM_OPEN:
 		m->action = a->action;

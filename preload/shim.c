@@ -15,6 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/buildid.h"
 #include "core/canon.h"
 
 #define HOOK(ret, name, params) name##_fn real_##name;
@@ -150,6 +151,7 @@ static void warm_before_fork(void)
 	int saved = errno;
 	if (shim_image())
 		shim_report_warm();
+	shim_programs(NULL, NULL);
 	errno = saved;
 }
 
@@ -468,6 +470,46 @@ const struct policy_image *shim_image(void)
 	shim_init();
 	pthread_once(&image_once, image_once_fn);
 	return image;
+}
+
+/* ---- the ruled programs' build-ids ($AIRLOCK_DIR/programs, core/buildid.h) ------------ */
+
+static pthread_once_t programs_once = PTHREAD_ONCE_INIT;
+static const char *programs_text;
+static size_t programs_len;
+
+static void programs_once_fn(void)
+{
+	char path[4096];
+	struct stat st;
+	int saved = errno;
+	if (session_dir &&
+	    shim_join(path, sizeof path, session_dir, "/" BUILDID_TABLE_NAME, (char *)NULL)) {
+		int fd = raw_open(path, O_RDONLY);
+		if (fd >= 0) {
+			if (fstat(fd, &st) == 0 && st.st_size > (off_t)sizeof BUILDID_TABLE_HEADER &&
+			    st.st_size <= BUILDID_TABLE_MAX) {
+				void *p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+				if (p != MAP_FAILED) {
+					programs_text = p;
+					programs_len = (size_t)st.st_size;
+				}
+			}
+			syscall(SYS_close, fd);
+		}
+	}
+	errno = saved;
+}
+
+bool shim_programs(const char **text, size_t *len)
+{
+	shim_init();
+	pthread_once(&programs_once, programs_once_fn);
+	if (text)
+		*text = programs_text;
+	if (len)
+		*len = programs_len;
+	return programs_text != NULL;
 }
 
 bool shim_enter(void)

@@ -50,6 +50,7 @@ struct shim_action {
 	const char *const *argv;     /* SHIM_EXEC */
 	const char *host;            /* SHIM_CONNECT: IP literal or name */
 	unsigned port;               /* SHIM_CONNECT */
+	const char *copy_of;         /* SHIM_EXEC: the ruled program path is a copy of, or NULL */
 	struct policy_verdict v;     /* the policy's verdict */
 };
 
@@ -102,6 +103,16 @@ void shim_report_init(const char *dir);
  * (then every decision is deny).
  */
 const struct policy_image *shim_image(void);
+
+/*
+ * The session's table of ruled programs' build-ids ($AIRLOCK_DIR/programs,
+ * core/buildid.h), mapped read-only on first use (or before a fork): its
+ * text in *text and length in *len (either may be NULL).  False, *text
+ * NULL, when the session has none, it is empty (no ruled program has a
+ * build-id) or larger than BUILDID_TABLE_MAX: exec decisions then go by
+ * names alone.
+ */
+bool shim_programs(const char **text, size_t *len);
 
 /*
  * Enters the shim: false when this thread is already inside it (a hook called

@@ -24,6 +24,8 @@ char *events_subject(const struct channel_msg *m)
 		channel_args_next(&it, NULL); /* argv[0]: the program says it better */
 		while ((arg = channel_args_next(&it, NULL)))
 			fprintf(f, " %s", arg);
+		if (m->flags & CHANNEL_F_COPY)
+			fprintf(f, " (a copy of %s)", m->copy_of);
 		break;
 	}
 	case CHANNEL_SOURCE_OPEN:
@@ -77,16 +79,40 @@ void events_rule(const struct policy_image *img, const struct channel_msg *m, ch
 	*reason = info.reason;
 }
 
+/*
+ * The reason of an exec decided as the program it is a copy of: "as: git push
+ * (a copy of /usr/bin/git, same build-id)", then the rule's own reason after
+ * "; ".  Cut to fit cap.
+ */
+static const char *copy_reason(const struct channel_msg *m, const char *rule_reason, char *out,
+			       size_t cap)
+{
+	struct channel_args it;
+	const char *arg, *base = strrchr(m->copy_of, '/');
+	size_t n = (size_t)snprintf(out, cap, "as: %s", base ? base + 1 : m->copy_of);
+	channel_args_begin(m, &it);
+	channel_args_next(&it, NULL);
+	while (n < cap && (arg = channel_args_next(&it, NULL)))
+		n += (size_t)snprintf(out + n, cap - n, " %s", arg);
+	if (n < cap)
+		n += (size_t)snprintf(out + n, cap - n, " (a copy of %s, same build-id)", m->copy_of);
+	if (n < cap && rule_reason)
+		snprintf(out + n, cap - n, "; %s", rule_reason);
+	return out;
+}
+
 void events_log(struct audit_log *log, const struct policy_image *img, const struct channel_msg *m,
 		pid_t pid, enum policy_decision d, enum channel_decided_by by, long response_ms,
 		const char *message)
 {
 	struct audit_event ev = { .source = AUDIT_SOURCE_SHIM, .pid = pid, .response_time_ms = response_ms,
 				  .message = message };
-	char rule[1100], dst[300];
+	char rule[1100], dst[300], why[2048];
 	const char *args[256];
 	size_t nargs = 0;
 	events_rule(img, m, rule, sizeof rule, &ev.reason);
+	if (m->source == CHANNEL_SOURCE_EXEC && (m->flags & CHANNEL_F_COPY) && m->copy_of)
+		ev.reason = copy_reason(m, ev.reason, why, sizeof why);
 	ev.rule = rule[0] ? rule : NULL;
 	ev.decision = policy_decision_name(d);
 	ev.decided_by = channel_decided_by_name(by);
@@ -146,6 +172,7 @@ enum policy_decision events_report(struct audit_log *log, const struct policy_im
 		 why ? ", deny" : "");
 	fixed.decision = v.decision;
 	fixed.rule = v.rule;
+	fixed.flags &= ~CHANNEL_F_COPY; /* the launcher's rule decided, not the copy's */
 	events_log(log, img, &fixed, pid, v.decision, CHANNEL_BY_POLICY, -1, msg);
 	return v.decision;
 }

@@ -42,7 +42,10 @@ const char *events_default_reason(enum policy_action kind);
 /*
  * Writes m (sent by pid) to log as decided d by `by`, with how long the
  * answer took (response_ms, -1: not an ask) and a message for people (or
- * NULL).  A write that fails is left to audit_error() (sticky).
+ * NULL).  An exec the shim decided as a copy of another program
+ * (CHANNEL_F_COPY) has the reason "as: git push (a copy of /usr/bin/git,
+ * same build-id)", then "; " and the rule's reason.  A write that fails is
+ * left to audit_error() (sticky).
  */
 void events_log(struct audit_log *log, const struct policy_image *img, const struct channel_msg *m,
 		pid_t pid, enum policy_decision d, enum channel_decided_by by, long response_ms,

@@ -480,7 +480,8 @@ int run_prepare(struct run *r, struct sandbox_report *rep)
 		airlock_err("run: %s", err);
 		return RUN_EXIT_FAILED;
 	}
-	if (session_create(&r->session, r->src.image, r->src.image_size, err, sizeof err) < 0) {
+	if (session_create(&r->session, r->src.image, r->src.image_size, err, sizeof err) < 0 ||
+	    session_write_programs(&r->session, r->src.img, getenv("PATH"), err, sizeof err) < 0) {
 		airlock_err("run: %s", err);
 		return RUN_EXIT_FAILED;
 	}

@@ -15,6 +15,7 @@
 #include "launcher/approvals/control.h"
 #include "launcher/cli/launcher.h"
 #include "launcher/sandbox/session.h"
+#include "core/buildid.h"
 #include "core/channel.h"
 
 static int fail(char *err, size_t errlen, int r, const char *fmt, ...)
@@ -58,7 +59,8 @@ static int write_file(const char *path, const void *data, size_t size, mode_t mo
 
 /* The files a session directory holds, besides the channel socket. */
 static const char *const session_files[] = { "policy.img", RUN_SHIM_NAME, "channel",
-					      "launcher.pid", "proxy", "agent", "kernel" };
+					      "launcher.pid", "proxy", "agent", "kernel",
+					      BUILDID_TABLE_NAME };
 
 /* 0, or -1 with errno set by rmdir(2) (ENOTEMPTY: a file not in session_files). */
 static int remove_session_dir(const char *dir)
@@ -171,6 +173,22 @@ int session_create(struct session_dir *s, const void *image, size_t size, char *
 		session_destroy(s);
 		return fail(err, errlen, r, "cannot listen on the approval socket: %s", strerror(-r));
 	}
+	return 0;
+}
+
+int session_write_programs(const struct session_dir *s, const struct policy_image *img,
+			   const char *path_env, char *err, size_t errlen)
+{
+	char *text = NULL, *path = join(s->dir, BUILDID_TABLE_NAME);
+	size_t len = 0;
+	int r = path ? buildid_table_build(img, path_env, &text, &len) : -ENOMEM;
+	if (r == 0)
+		r = write_file(path, text, len, 0444);
+	free(text);
+	free(path);
+	if (r < 0)
+		return fail(err, errlen, r, "cannot write the ruled programs' build-ids to the session "
+			    "directory: %s", strerror(-r));
 	return 0;
 }
 

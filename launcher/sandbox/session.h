@@ -35,6 +35,19 @@ struct session_dir {
  */
 int session_create(struct session_dir *s, const void *image, size_t size, char *err, size_t errlen);
 
+struct policy_image;
+
+/*
+ * Writes the session's table of ruled programs' build-ids (core/buildid.h,
+ * buildid_table_build(): each program img's command rules name, and each
+ * CLI policy/cli.c knows, as path_env — the caller's PATH, NULL: the
+ * default — resolves it) as BUILDID_TABLE_NAME (0444) in s's directory,
+ * which the shim reads to know a copy of a ruled program by its build-id.
+ * Returns 0, or -errno with a message in err.
+ */
+int session_write_programs(const struct session_dir *s, const struct policy_image *img,
+			   const char *path_env, char *err, size_t errlen);
+
 /* Removes the directory and everything in it, closes the channel.  Accepts an empty session. */
 void session_destroy(struct session_dir *s);
 

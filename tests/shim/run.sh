@@ -14,7 +14,7 @@
 # started: each test program creates a marker file when it runs), and the
 # events in the channel log.  Cases failing because of a shim bug are marked
 # "[shim bug: ...]" in their description and keep the correct expectation.
-# The cases are in hooks.sh, programs.sh, paths.sh and channel.sh; the helpers in lib.sh
+# The cases are in hooks.sh, programs.sh, paths.sh, channel.sh, moves.sh and buildid.sh; the helpers in lib.sh
 # and tests/lib/.
 set -u
 
@@ -169,6 +169,8 @@ PLPRE='use strict; use warnings; use Errno; sub en { my $n = (grep { $!{$_} } ke
 . "$HERE/answers.sh"
 # shellcheck source=tests/shim/moves.sh
 . "$HERE/moves.sh"
+# shellcheck source=tests/shim/buildid.sh
+. "$HERE/buildid.sh"
 
 # ---- main -------------------------------------------------------------------------------------------------------
 
@@ -194,6 +196,7 @@ want env && env_group
 want answers && answers_group
 want ask && ask_group
 want moves && moves_group
+want buildid && buildid_group
 server_start --answer deny
 want events && events_group
 want failclosed && failclosed_group

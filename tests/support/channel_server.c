@@ -11,6 +11,8 @@
  *    "decision":"ask","decided_by":"policy","rule":-1,"result":0,
  *    "program":"/bin/ls","argv":["ls","-l"],"argc_total":2,"truncated":false}
  *
+ * An exec decided as a copy of another program (CHANNEL_F_COPY) has
+ * "copy_of":"/usr/bin/git" after "program".
  * "path" replaces program/argv for open, "host" and "port" for connect.  pid
  * and uid are the datagram's SCM_CREDENTIALS (one socket may carry a process
  * and the children it forked), else SO_PEERCRED's.  Each ASK is answered
@@ -199,6 +201,8 @@ static void log_exec_body(struct jbuf *b, const struct channel_msg *m)
 	size_t n;
 	bool first = true;
 	jb_key_str(b, "program", m->program);
+	if (m->flags & CHANNEL_F_COPY)
+		jb_key_str(b, "copy_of", m->copy_of);
 	jb_puts(b, ",\"argv\":[");
 	channel_args_begin(m, &it);
 	while ((s = channel_args_next(&it, &n)) != NULL) {

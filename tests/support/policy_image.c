@@ -6,9 +6,14 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "core/buildid.h"
 #include "policy/policy.h"
 
-/* Usage: policy_image POLICY.yaml OUT.img HOME WORKSPACE — exit 0, or 2 with the policy error. */
+/*
+ * Usage: policy_image POLICY.yaml OUT.img HOME WORKSPACE — exit 0, or 2 with the policy error.
+ * Also writes, next to OUT.img, the session's table of ruled programs' build-ids
+ * (core/buildid.h, "programs") as `airlock run` does, resolved along $PATH.
+ */
 int main(int argc, char **argv)
 {
 	struct policy_error err;
@@ -31,6 +36,21 @@ int main(int argc, char **argv)
 		fprintf(stderr, "policy_image: %s: %s\n", argv[2], strerror(errno));
 		return 1;
 	}
+	const struct policy_image *img;
+	char *table = NULL, tpath[4096];
+	size_t tlen = 0;
+	const char *slash = strrchr(argv[2], '/');
+	int dl = slash ? (int)(slash - argv[2]) : 1;
+	snprintf(tpath, sizeof tpath, "%.*s/%s", dl, slash ? argv[2] : ".", BUILDID_TABLE_NAME);
+	unlink(tpath);
+	if (policy_image_open(image, size, &img, msg, sizeof msg) != 0 ||
+	    buildid_table_build(img, getenv("PATH"), &table, &tlen) != 0 ||
+	    (fd = open(tpath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0444)) < 0 ||
+	    write(fd, table, tlen) != (ssize_t)tlen || close(fd) != 0) {
+		fprintf(stderr, "policy_image: %s: cannot write the table\n", tpath);
+		return 1;
+	}
+	free(table);
 	free(image);
 	policy_free(p);
 	return 0;

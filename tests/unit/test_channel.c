@@ -36,6 +36,13 @@ static char long_host[254];
 static const struct rt_case rt_cases[] = {
 	{ "exec, empty argv", { .type = CHANNEL_EVENT, .source = CHANNEL_SOURCE_EXEC,
 		.action = CHANNEL_ACTION_EXEC, .program = "/bin/true", .rule = -1 }, 0, 0, 0 },
+	{ "exec of a copy, 2 args", { .type = CHANNEL_EVENT, .source = CHANNEL_SOURCE_EXEC,
+		.action = CHANNEL_ACTION_EXEC, .decision = POLICY_DENY, .program = "/w/g",
+		.flags = CHANNEL_F_COPY, .copy_of = "/usr/bin/git", .rule = 0 }, 2, 0, 0 },
+	{ "exec of a copy, args over the max", { .type = CHANNEL_ASK, .id = 12,
+		.source = CHANNEL_SOURCE_EXEC, .action = CHANNEL_ACTION_EXEC, .decision = POLICY_ASK,
+		.program = "/w/g", .flags = CHANNEL_F_COPY, .copy_of = "/usr/bin/git", .rule = 1 },
+		20000, 10, 1 },
 	{ "exec, NULL program", { .type = CHANNEL_EVENT, .source = CHANNEL_SOURCE_EXEC,
 		.action = CHANNEL_ACTION_EXEC, .rule = -1 }, 1, 0, 0 },
 	{ "exec ask, 3 args", { .type = CHANNEL_ASK, .id = 42, .source = CHANNEL_SOURCE_EXEC,
@@ -156,6 +163,11 @@ static void check_fields_equal(const struct channel_msg *a, const struct channel
 	assert_int_equal(a->port, d->port);
 	if (a->source == CHANNEL_SOURCE_EXEC)
 		assert_str_or_empty(a->program, d->program);
+	assert_int_equal(a->flags & CHANNEL_F_COPY, d->flags & CHANNEL_F_COPY);
+	if (a->flags & CHANNEL_F_COPY)
+		assert_string_equal(a->copy_of, d->copy_of);
+	else
+		assert_null(d->copy_of);
 	if (a->source == CHANNEL_SOURCE_OPEN)
 		assert_str_or_empty(a->path, d->path);
 	if (a->source == CHANNEL_SOURCE_CONNECT)
@@ -287,6 +299,15 @@ static const struct enc_err_case enc_err_cases[] = {
 	{ "no room for the port", { .type = CHANNEL_EVENT, .source = CHANNEL_SOURCE_CONNECT,
 		.action = CHANNEL_ACTION_CONNECT, .host = "ab", .rule = -1 },
 		CHANNEL_HEADER_SIZE + 7 + 1, -EMSGSIZE },
+	{ "copy flag without copy_of", { .type = CHANNEL_EVENT, .source = CHANNEL_SOURCE_EXEC,
+		.action = CHANNEL_ACTION_EXEC, .program = "/w/g", .flags = CHANNEL_F_COPY, .rule = 0 },
+		sizeof buf, -EINVAL },
+	{ "copy_of relative", { .type = CHANNEL_EVENT, .source = CHANNEL_SOURCE_EXEC,
+		.action = CHANNEL_ACTION_EXEC, .program = "/w/g", .flags = CHANNEL_F_COPY,
+		.copy_of = "git", .rule = 0 }, sizeof buf, -EINVAL },
+	{ "copy flag on connect", { .type = CHANNEL_EVENT, .source = CHANNEL_SOURCE_CONNECT,
+		.action = CHANNEL_ACTION_CONNECT, .host = "h", .flags = CHANNEL_F_COPY,
+		.copy_of = "/usr/bin/git", .rule = -1 }, sizeof buf, -EINVAL },
 	{ "no room for the arg counts", { .type = CHANNEL_EVENT, .source = CHANNEL_SOURCE_EXEC,
 		.action = CHANNEL_ACTION_EXEC, .program = "ab", .rule = -1 },
 		CHANNEL_HEADER_SIZE + 7 + 7, -EMSGSIZE },
@@ -419,7 +440,9 @@ static const struct mut_case mut_cases[] = {
 	{ "type 0", sample_answer, 2, 0, -EBADMSG },
 	{ "type 5", sample_answer, 2, 5, -EBADMSG },
 	{ "type 255", sample_answer, 2, 255, -EBADMSG },
-	{ "unknown flag", sample_exec, 3, 0x02, -EBADMSG },
+	{ "unknown flag", sample_exec, 3, 0x04, -EBADMSG },
+	{ "copy flag on open", sample_open, 3, CHANNEL_F_COPY, -EBADMSG },
+	{ "copy flag on answer", sample_answer, 3, CHANNEL_F_COPY, -EBADMSG },
 	{ "truncated flag on answer", sample_answer, 3, CHANNEL_F_TRUNCATED, -EBADMSG },
 	{ "truncated flag on open", sample_open, 3, CHANNEL_F_TRUNCATED, -EBADMSG },
 	{ "source on answer", sample_answer, 12, CHANNEL_SOURCE_OPEN, -EBADMSG },
