@@ -38,6 +38,10 @@ struct audit_session_start {
 	unsigned long masked;  /* "masked": paths masked (a deny-read rule or the mandatory list names them) */
 	bool masks_capped;     /* "masks_capped": the walk for them stopped early, more may exist; left out when false */
 	const char *const *seccomp; /* "seccomp": the syscall groups the seccomp filter refuses, NULL-terminated */
+	/* "landlock": the Landlock ABI whose ruleset the agent runs under (a JSON number, > 0),
+	   else landlock_unavailable as a string ("unavailable: WHY"); left out when neither */
+	int landlock;
+	const char *landlock_unavailable;
 };
 
 /* A session's end (event session_end): how it ended and what it did, in counts. */
