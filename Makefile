@@ -74,7 +74,7 @@ BENCH_BINS := $(BENCH_SRCS:tests/bench/%.c=$(BUILD)/bench/%)
 .PHONY: all deps check unit-tests run-unit cli-tests shim-tests run-tests proxy-tests tui-tests agents-tests corpus-tests check-asan fuzz fuzz-smoke bench demo clean
 
 all: $(BUILD)/airlock $(BUILD)/libairlock-policy.a $(BUILD)/airlock-preload.so \
-	$(BUILD)/libairlock-proxy.a
+	$(BUILD)/libairlock-proxy.a $(BUILD)/airlock-landlock
 
 deps:
 	@scripts/deps.sh
@@ -106,6 +106,13 @@ $(BUILD)/shim/%.o: %.c
 
 $(BUILD)/airlock-preload.so: $(SHIM_OBJS)
 	$(CC) -shared -o $@ $^ -Wl,-z,defs -Wl,-z,now $(LDFLAGS_ALL)
+
+# The Landlock helper bwrap runs before the agent (landlock/airlock-landlock.c): static, so
+# that no loader, library or LD_PRELOAD runs before its ruleset; no sanitizers (they need the
+# loader).
+$(BUILD)/airlock-landlock: landlock/airlock-landlock.c launcher/sandbox/landlock.h
+	@mkdir -p $(dir $@)
+	$(CC) -std=gnu11 -O2 $(WARN) -D_GNU_SOURCE -I. -static -o $@ $< $(LDFLAGS)
 
 # libyaml, libseccomp, json-c, libnl and ncurses are linked in statically: every `airlock run`
 # starts a process, and loading three more shared objects was a quarter of the

@@ -3,7 +3,6 @@
 #include <fcntl.h>
 #include <grp.h>
 #include <linux/filter.h>
-#include <linux/landlock.h>
 #include <linux/seccomp.h>
 #include <poll.h>
 #include <sched.h>
@@ -25,6 +24,7 @@
 #include "launcher/cli/launcher.h"
 #include "launcher/sandbox/open_gate.h"
 #include "launcher/sandbox/backend.h"
+#include "launcher/sandbox/landlock.h"
 #include "launcher/sandbox/seccomp.h"
 #include "launcher/sandbox/session.h"
 
@@ -69,7 +69,8 @@ struct findings {
 	bool sandbox_seccomp;   /* ... with airlock's seccomp filter */
 	bool seccomp_ok;        /* the filter builds and loads */
 	bool shim_ok;
-	int landlock_abi;       /* 0: none */
+	int landlock_abi;       /* 0: none (or only ABI 1) */
+	bool landlock_helper;   /* airlock-landlock found */
 	bool cgroup2;
 	bool open_gate;         /* fanotify permission events (open_gate.h) */
 };
@@ -482,22 +483,30 @@ static void check_seccomp(struct check *c, struct findings *f)
 
 static void check_landlock(struct check *c, struct findings *f)
 {
+	char why[256], err[512];
 	c->what = "Landlock";
-	long abi = syscall(SYS_landlock_create_ruleset, NULL, 0, LANDLOCK_CREATE_RULESET_VERSION);
-	f->landlock_abi = abi > 0 ? (int)abi : 0;
-	if (abi > 0) {
+	f->landlock_abi = landlock_abi(why, sizeof why);
+	char *helper = f->landlock_abi ? session_find_landlock(err, sizeof err) : NULL;
+	f->landlock_helper = helper != NULL;
+	free(helper);
+	if (f->landlock_abi && f->landlock_helper) {
 		c->status = CHECK_OK;
-		set_detail(c, "ABI %ld (airlock does not use it yet)", abi);
+		set_detail(c, "ABI %d: applied (read everywhere visible, write under the writable "
+			      "binds)", f->landlock_abi);
+		return;
+	}
+	if (f->landlock_abi) {
+		c->status = CHECK_MISSING;
+		set_detail(c, "ABI %d, but %s", f->landlock_abi, err);
+		set_fix(c, "build it (make) or set AIRLOCK_LANDLOCK to the path of %s",
+			RUN_LANDLOCK_NAME);
 		return;
 	}
 	c->status = CHECK_WARN;
-	if (errno == EOPNOTSUPP) {
-		set_detail(c, "built into the kernel but not enabled");
-		set_fix(c, "add landlock to the lsm= kernel boot parameter (airlock does not use it yet)");
-	} else {
-		set_detail(c, "not available (%s)", strerror(errno));
-		set_fix(c, "Linux >= 5.13 with CONFIG_SECURITY_LANDLOCK=y (airlock does not use it yet)");
-	}
+	set_detail(c, "%s", why);
+	set_fix(c, "%s", errno == EOPNOTSUPP ? "add landlock to the lsm= kernel boot parameter"
+					      : "Linux >= 5.19 with CONFIG_SECURITY_LANDLOCK=y "
+						"(airlock run works without it, and logs that)");
 }
 
 /* Reads the first line of a small file into buf; false when it cannot. */
@@ -595,8 +604,12 @@ static void print_enforcement(const struct findings *f)
 	printf("  %-30s %-8s %s\n", "egress proxy", kernel ? "yes" : "no",
 	       kernel ? "network: proxy: each connection decided by the network rules, fake DNS"
 		      : "it needs the kernel sandbox's network namespace");
-	printf("  %-30s %-8s %s\n", "Landlock ruleset", "not yet",
-	       f->landlock_abi ? "the kernel has it" : "the kernel lacks it");
+	bool landlock = kernel && f->landlock_abi && f->landlock_helper;
+	printf("  %-30s %-8s %s\n", "Landlock ruleset", landlock ? "yes" : "no",
+	       landlock	? "writes only under the writable binds, no signals or abstract sockets out"
+	       : !kernel	? "it is applied inside the kernel sandbox (none with --no-sandbox)"
+	       : f->landlock_abi ? "the helper is missing: run refuses to start (exit 125)"
+				 : "the kernel lacks it: run starts without it and logs that");
 	printf("  %-30s %-8s %s\n", "limits (cgroup v2)", "not yet",
 	       f->cgroup2 ? "the kernel has it" : "cgroup v1 here");
 }
@@ -652,13 +665,15 @@ int cmd_doctor(int argc, char **argv)
 	print_checks(checks, n);
 	print_enforcement(&f);
 	print_fixes(checks, n);
-	bool works = f.sandbox_ok && f.shim_ok;
+	bool works = f.sandbox_ok && f.shim_ok && (!f.landlock_abi || f.landlock_helper);
 	if (works)
 		printf("\nairlock run works here.\n");
 	else
-		printf("\nairlock run would refuse to start here (exit 125): %s%s%s.\n",
+		printf("\nairlock run would refuse to start here (exit 125): %s%s%s%s.\n",
 		       f.sandbox_ok ? "" : "bubblewrap missing or unable to create a sandbox",
-		       !f.sandbox_ok && !f.shim_ok ? " and " : "", f.shim_ok ? "" : "no shim to preload");
+		       !f.sandbox_ok && !f.shim_ok ? " and " : "", f.shim_ok ? "" : "no shim to preload",
+		       f.sandbox_ok && f.shim_ok ? "no Landlock helper to apply the kernel's Landlock"
+						 : "");
 	if (!f.sandbox_ok && f.shim_ok)
 		printf("airlock run --no-sandbox would start, with only the shim and the log.\n");
 	free(f.bwrap);

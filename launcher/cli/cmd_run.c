@@ -259,6 +259,7 @@ static void run_release(struct run *r)
 	free(r->scrub_keys);
 	free(r->scrub_exes);
 	free(r->shim);
+	free(r->landlock);
 	free(r->o.env);
 }
 
@@ -286,7 +287,8 @@ int cmd_run(int argc, char **argv)
 			    "audit log (which says so)");
 	if ((st = run_log_start(r.log, r.program,
 				r.profile.profile ? r.profile.profile->name : "none", &r.src, &rep,
-				r.o.no_sandbox ? NULL : r.backend->name)) < 0) {
+				r.o.no_sandbox ? NULL : r.backend->name, r.landlock_abi,
+				r.landlock_why)) < 0) {
 		/* the log is the one record: no session runs without its first line */
 		run_end_control(&r, RUN_EXIT_FAILED);
 		airlock_err("run: cannot write the audit log %s: %s: the agent was not started; free "

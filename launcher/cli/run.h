@@ -65,6 +65,11 @@ struct run {
 	struct profile_choice profile; /* the agent profile in effect (launcher/profiles) */
 	char *scrub_keys, *scrub_exes; /* owned: the shim's AIRLOCK_AGENT_KEYS / _EXE, or NULL */
 	char *shim;    /* owned */
+	/* the Landlock ruleset (launcher/sandbox/landlock.h): its helper (owned, NULL: none) and
+	   the ABI it applies, or 0 and why there is none (for the log's session_start) */
+	char *landlock;
+	int landlock_abi;
+	char landlock_why[256];
 	char **agent_env;
 	/* the kernel layer: NULL sandbox with --no-sandbox */
 	const struct sandbox_backend *backend;

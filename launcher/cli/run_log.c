@@ -29,12 +29,20 @@ static const char **refused_groups(const struct policy *p)
 
 int run_log_start(struct audit_log *log, const char *program, const char *profile,
 		  const struct policy_source *src, const struct sandbox_report *rep,
-		  const char *sandbox)
+		  const char *sandbox, int landlock, const char *landlock_why)
 {
 	struct audit_session_start start = { .program = program, .profile = profile,
 					     .policy = src->name,
 					     .workspace = src->workspace, .sandbox = AUDIT_SANDBOX_NONE };
-	char message[PATH_MAX + 128];
+	char message[PATH_MAX + 128], unavailable[300];
+	if (landlock > 0) {
+		start.landlock = landlock;
+	} else {
+		snprintf(unavailable, sizeof unavailable, "unavailable: %s",
+			 !sandbox ? "no kernel sandbox (--no-sandbox)"
+			 : landlock_why && landlock_why[0] ? landlock_why : "unknown");
+		start.landlock_unavailable = unavailable;
+	}
 	const char **groups = NULL;
 	if (sandbox) {
 		if (!(groups = refused_groups(src->policy)))

@@ -16,12 +16,15 @@
  * the policy src names and its workspace, and the
  * sandbox: AUDIT_SANDBOX_NONE when sandbox is NULL (--no-sandbox), else
  * sandbox (the backend's name) with src's sandbox.network, rep's masks and
- * the seccomp filter's groups (process_spawn too when the policy forbids it).  Returns 0, or audit_error()'s -errno when the event
- * is not in the log (-ENOMEM when it could not be built).
+ * the seccomp filter's groups (process_spawn too when the policy forbids it);
+ * landlock: the Landlock ABI the agent's ruleset applies, or 0 and
+ * landlock_why saying why there is none (written "unavailable: WHY").
+ * Returns 0, or audit_error()'s -errno when the event is not in the log
+ * (-ENOMEM when it could not be built).
  */
 int run_log_start(struct audit_log *log, const char *program, const char *profile,
 		  const struct policy_source *src, const struct sandbox_report *rep,
-		  const char *sandbox);
+		  const char *sandbox, int landlock, const char *landlock_why);
 
 /*
  * The session's last event (event session_end): exit status, the

@@ -14,6 +14,7 @@
 #include "launcher/cli/run_log.h"
 #include "launcher/log/audit.h"
 #include "launcher/sandbox/env.h"
+#include "launcher/sandbox/landlock.h"
 #include "launcher/sandbox/seccomp.h"
 
 /*
@@ -252,6 +253,8 @@ static void sandbox_config_of(const struct run *r, const struct host_paths *h,
 		.env = r->agent_env,
 		.extra_copies = r->profile.profile ? r->profile.profile->copies : NULL,
 		.nextra_copies = r->profile.profile ? r->profile.profile->ncopies : 0,
+		.landlock_path = r->landlock,
+		.landlock_abi = r->landlock_abi,
 		.program = r->program,
 		.argv = r->o.cmd,
 	};
@@ -450,6 +453,29 @@ static int make_write_paths(const struct run *r)
 	return -1;
 }
 
+/*
+ * The Landlock layer: a further kernel layer, so a kernel without it runs
+ * the session without it, said on stderr and in the log's session_start;
+ * one with it gets the ruleset or no session (no helper: exit 125).
+ */
+static int find_landlock(struct run *r)
+{
+	char err[512];
+	r->landlock_abi = landlock_abi(r->landlock_why, sizeof r->landlock_why);
+	if (!r->landlock_abi) {
+		airlock_err("run: warning: no Landlock ruleset: %s; the other layers hold",
+			    r->landlock_why);
+		return -1;
+	}
+	if (!(r->landlock = session_find_landlock(err, sizeof err))) {
+		airlock_err("run: %s; this kernel has Landlock (ABI %d) and airlock applies it: "
+			    "build it (make)", err, r->landlock_abi);
+		r->landlock_abi = 0;
+		return RUN_EXIT_FAILED;
+	}
+	return -1;
+}
+
 int run_prepare(struct run *r, struct sandbox_report *rep)
 {
 	struct policy_error perr;
@@ -480,6 +506,8 @@ int run_prepare(struct run *r, struct sandbox_report *rep)
 		airlock_err("run: %s", err);
 		return RUN_EXIT_FAILED;
 	}
+	if (!r->o.no_sandbox && (st = find_landlock(r)) >= 0)
+		return st;
 	if (session_create(&r->session, r->src.image, r->src.image_size, err, sizeof err) < 0 ||
 	    session_write_programs(&r->session, r->src.img, getenv("PATH"), err, sizeof err) < 0) {
 		airlock_err("run: %s", err);

@@ -187,6 +187,7 @@ enum field_kind {
 	FIELD_COUNT,  /* unsigned long */
 	FIELD_BYTES,  /* uint64_t */
 	FIELD_FLAG,   /* bool: left out when false */
+	FIELD_ABI,    /* int, a number when > 0; else the const char * that follows it, when not NULL */
 	FIELD_KIND_MAX
 };
 
@@ -222,6 +223,7 @@ static const struct event_field {
 	START_FIELD(masked, FIELD_COUNT),
 	START_FIELD(masks_capped, FIELD_FLAG),
 	START_FIELD(seccomp, FIELD_LIST),
+	START_FIELD(landlock, FIELD_ABI),
 	START_FIELD(open_gate, FIELD_STRING),
 	EVENT_FIELD(command, FIELD_STRING),
 	EVENT_FIELD(args, FIELD_ARGS),
@@ -332,6 +334,16 @@ static json_object *field_value(const struct event_field *f, const struct audit_
 		if (*(const bool *)(const void *)p)
 			return json_object_new_boolean(1);
 		break;
+	case FIELD_ABI: {
+		int n = *(const int *)(const void *)p;
+		if (n > 0)
+			return json_object_new_int64(n);
+		const char *why = ((const struct audit_session_start *)(const void *)base)
+					  ->landlock_unavailable;
+		if (f->group == GROUP_START && why)
+			return json_string(why);
+		break;
+	}
 	case FIELD_KIND_MAX:
 		break;
 	}

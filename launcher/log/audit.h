@@ -38,6 +38,10 @@ struct audit_session_start {
 	unsigned long masked;  /* "masked": paths masked (a deny-read rule or the mandatory list names them) */
 	bool masks_capped;     /* "masks_capped": the walk for them stopped early, more may exist; left out when false */
 	const char *const *seccomp; /* "seccomp": the syscall groups the seccomp filter refuses, NULL-terminated */
+	/* "landlock": the Landlock ABI whose ruleset the agent runs under (a JSON number, > 0),
+	   else landlock_unavailable as a string ("unavailable: WHY"); left out when neither */
+	int landlock;
+	const char *landlock_unavailable;
 	const char *open_gate; /* "open_gate": "fanotify" when deny-read rules hold at the kernel layer for
 				  files that appear during the session (open_gate.h), else "off: why" */
 };

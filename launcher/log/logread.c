@@ -564,6 +564,16 @@ static void put_start(FILE *f, json_object *ev)
 			fputc(' ', f);
 			logread_put_text(f, g ? g : "?");
 		}
+	/* the Landlock ruleset's ABI, or why there was none (left out by launchers before it) */
+	if (json_object_object_get_ex(ev, "landlock", &v)) {
+		const char *why = json_object_get_string(v);
+		if (json_object_is_type(v, json_type_int))
+			fprintf(f, "; Landlock ruleset (ABI %d)", json_object_get_int(v));
+		else {
+			fputs("; Landlock ", f);
+			logread_put_text(f, why ? why : "?");
+		}
+	}
 }
 
 /* A session_end event, as the launcher once wrote it in its message. */

@@ -43,7 +43,15 @@
  *                          deny-read rules and the mandatory list name; last, so
  *                          nothing re-exposes them
  *   process                [--seccomp FD] --clearenv --setenv... --chdir CWD
- *                          -- PROGRAM ARGV[1..]
+ *                          -- [/run/airlock/airlock-landlock --abi N -r / -w W...
+ *                          --] PROGRAM ARGV[1..]
+ *
+ * The Landlock helper (landlock/airlock-landlock.c), when there is one, runs
+ * after bwrap has built every mount and before the agent: its ruleset allows
+ * reading and executing everywhere visible and writing only beneath W, the
+ * destinations of the read-write mounts above (landlock_writable(): derived
+ * from these operations, not listed twice), so it refuses nothing the mounts
+ * allow and catches what a mount mistake would let through.
  *
  * A read or write path above /dev, /proc, /tmp or /run ("/") goes before the
  * sandbox's own mounts, which then cover that part of it; one equal to them is
@@ -493,6 +501,9 @@ static int own_mounts_add(struct builder *b)
 	if (!r && b->cfg->shim_path)
 		r = op_add(b, SANDBOX_OP_RO_BIND, b->cfg->shim_path,
 			   RUN_SANDBOX_DIR "/" RUN_SHIM_NAME);
+	if (!r && b->cfg->landlock_path)
+		r = op_add(b, SANDBOX_OP_RO_BIND, b->cfg->landlock_path,
+			   RUN_SANDBOX_DIR "/" RUN_LANDLOCK_NAME);
 	return r;
 }
 
@@ -687,6 +698,51 @@ static int process_add(struct builder *b)
 	return r;
 }
 
+/* ---- the Landlock ruleset's writable places ------------------------------------------- */
+
+/*
+ * True when an operation mounts something writable at its destination: a
+ * read-write bind, bwrap's /dev (devices such as /dev/null are opened for
+ * writing), /proc (bwrap mounts it read-write, its dangerous parts
+ * read-only) and a tmpfs (/tmp, /run).  A mask's tmpfs is read-only.
+ */
+static bool op_writable(const struct sandbox_op *op)
+{
+	return op->kind == SANDBOX_OP_BIND || op->kind == SANDBOX_OP_DEV ||
+	       op->kind == SANDBOX_OP_PROC || op->kind == SANDBOX_OP_TMPFS;
+}
+
+/*
+ * The places the mounts leave writable, for the helper's -w: each writable
+ * mount's destination that no later mount covers (one at or above it), and
+ * that is not inside another one already listed.  out holds b->nops
+ * pointers (borrowed from the operations); returns how many were set.
+ */
+static size_t landlock_writable(const struct builder *b, const char **out)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < b->nops; i++) {
+		const char *dest = op_mount_dest(&b->ops[i]);
+		bool keep = dest && op_writable(&b->ops[i]);
+		for (size_t j = i + 1; keep && j < b->nops; j++) {
+			const char *later = op_mount_dest(&b->ops[j]);
+			keep = !later || !path_within(dest, later);
+		}
+		for (size_t k = 0; keep && k < n; k++)
+			keep = !path_within(dest, out[k]);
+		if (!keep)
+			continue;
+		/* a listed one inside this one goes: this one covers it */
+		size_t m = 0;
+		for (size_t k = 0; k < n; k++)
+			if (!path_within(out[k], dest))
+				out[m++] = out[k];
+		n = m;
+		out[n++] = dest;
+	}
+	return n;
+}
+
 /* ---- rendering ------------------------------------------------------------------------ */
 
 /* How many argv slots an operation takes. */
@@ -720,14 +776,38 @@ static bool op_render(const struct sandbox_op *op, char **argv, size_t *n)
 }
 
 /*
+ * The Landlock helper's part after bwrap's "--": its path inside, --abi N,
+ * "-r /", "-w W" per writable place, "--".  Returns false when out of memory.
+ */
+static bool landlock_render(const struct builder *b, const char **writable, size_t nw,
+			    char **argv, size_t *n)
+{
+	char abi[16];
+	snprintf(abi, sizeof abi, "%d", b->cfg->landlock_abi);
+	bool ok = put(argv, n, RUN_SANDBOX_DIR "/" RUN_LANDLOCK_NAME) && put(argv, n, "--abi") &&
+		  put(argv, n, abi) && put(argv, n, "-r") && put(argv, n, "/");
+	for (size_t i = 0; ok && i < nw; i++)
+		ok = put(argv, n, "-w") && put(argv, n, writable[i]);
+	return ok && put(argv, n, "--");
+}
+
+/*
  * The one pass from operations to argv: bwrap, the operations, then "--",
- * the program's absolute path and argv[1..].  bwrap 0.8 has no --argv0, so
- * the agent's argv[0] is the program's path, not the name it was given as.
+ * the Landlock helper's part when there is one, the program's absolute path
+ * and argv[1..].  bwrap 0.8 has no --argv0, so the agent's argv[0] is the
+ * program's path, not the name it was given as.
  */
 static int render(struct builder *b, const char *bwrap_path, char ***argv_out)
 {
 	const struct sandbox_config *cfg = b->cfg;
-	size_t total = 3, n = 0; /* bwrap, "--", program */
+	size_t total = 3, n = 0, nw = 0; /* bwrap, "--", program */
+	const char **writable = NULL;
+	if (cfg->landlock_path) {
+		if (!(writable = calloc(b->nops + 1, sizeof *writable)))
+			return fail(b, -ENOMEM, "sandbox: out of memory");
+		nw = landlock_writable(b, writable);
+		total += 6 + 2 * nw; /* helper --abi N -r / (-w W)... -- */
+	}
 	for (size_t i = 0; i < b->nops; i++)
 		total += op_width(&b->ops[i]);
 	for (size_t i = 1; cfg->argv && cfg->argv[0] && cfg->argv[i]; i++)
@@ -736,7 +816,11 @@ static int render(struct builder *b, const char *bwrap_path, char ***argv_out)
 	bool ok = argv && put(argv, &n, bwrap_path);
 	for (size_t i = 0; ok && i < b->nops; i++)
 		ok = op_render(&b->ops[i], argv, &n);
-	ok = ok && put(argv, &n, "--") && put(argv, &n, cfg->program);
+	ok = ok && put(argv, &n, "--");
+	if (ok && cfg->landlock_path)
+		ok = landlock_render(b, writable, nw, argv, &n);
+	free(writable);
+	ok = ok && put(argv, &n, cfg->program);
 	for (size_t i = 1; ok && cfg->argv && cfg->argv[0] && cfg->argv[i]; i++)
 		ok = put(argv, &n, cfg->argv[i]);
 	if (!ok) {
@@ -770,6 +854,9 @@ static int config_check(struct builder *b, const char *bwrap_path)
 		return fail(b, -EINVAL, "sandbox: audit log '%s' is not absolute", c->log_file);
 	if (c->shim_path && !absolute(c->shim_path))
 		return fail(b, -EINVAL, "sandbox: shim '%s' is not absolute", c->shim_path);
+	if (c->landlock_path && (!absolute(c->landlock_path) || c->landlock_abi < 1))
+		return fail(b, -EINVAL, "sandbox: Landlock helper '%s' is not absolute or has no ABI",
+			    c->landlock_path);
 	if (stat(c->workspace, &st) != 0 || !S_ISDIR(st.st_mode))
 		return fail(b, -ENOENT, "sandbox: workspace '%s' is not a directory", c->workspace);
 	return 0;

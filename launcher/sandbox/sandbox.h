@@ -44,6 +44,10 @@ struct sandbox_config {
 	const char *const *copy_hidden; /* copies_hidden(): hidden inside, or NULL */
 	bool hold;                      /* the sandbox waits, built, before its agent starts, until
 					   the backend's release() (backend.h held()) */
+	const char *landlock_path;      /* host path of the Landlock helper (session_find_landlock()),
+					   bound read-only over RUN_SANDBOX_DIR/RUN_LANDLOCK_NAME and
+					   run before the program; NULL: no Landlock ruleset */
+	int landlock_abi;               /* with landlock_path: the ABI it applies (landlock_abi()) */
 	const char *program;            /* absolute path of the agent's program */
 	char *const *argv;              /* the agent's argv, NULL-terminated (argv[0] as given) */
 };

@@ -58,8 +58,8 @@ static int write_file(const char *path, const void *data, size_t size, mode_t mo
 }
 
 /* The files a session directory holds, besides the channel socket. */
-static const char *const session_files[] = { "policy.img", RUN_SHIM_NAME, "channel",
-					      "launcher.pid", "proxy", "agent", "kernel",
+static const char *const session_files[] = { "policy.img", RUN_SHIM_NAME, RUN_LANDLOCK_NAME,
+					      "channel", "launcher.pid", "proxy", "agent", "kernel",
 					      BUILDID_TABLE_NAME };
 
 /* 0, or -1 with errno set by rmdir(2) (ENOTEMPTY: a file not in session_files). */
@@ -151,10 +151,11 @@ int session_create(struct session_dir *s, const void *image, size_t size, char *
 	}
 	s->image_path = join(s->dir, "policy.img");
 	s->shim_mount = join(s->dir, RUN_SHIM_NAME);
+	s->landlock_mount = join(s->dir, RUN_LANDLOCK_NAME);
 	s->channel = join(s->dir, "channel");
 	if (asprintf(&s->control, "%s.control", s->dir) < 0)
 		s->control = NULL;
-	if (!s->image_path || !s->shim_mount || !s->channel || !s->control) {
+	if (!s->image_path || !s->shim_mount || !s->landlock_mount || !s->channel || !s->control) {
 		session_destroy(s);
 		return fail(err, errlen, -ENOMEM, "out of memory");
 	}
@@ -163,7 +164,8 @@ int session_create(struct session_dir *s, const void *image, size_t size, char *
 	r = pid_path ? write_file(pid_path, pid, (size_t)plen, 0444) : -ENOMEM;
 	free(pid_path);
 	if (r < 0 || (r = write_file(s->image_path, image, size, 0444)) < 0 ||
-	    (r = write_file(s->shim_mount, "", 0, 0444)) < 0) {
+	    (r = write_file(s->shim_mount, "", 0, 0444)) < 0 ||
+	    (r = write_file(s->landlock_mount, "", 0, 0444)) < 0) {
 		session_destroy(s);
 		return fail(err, errlen, r, "cannot write the session directory: %s", strerror(-r));
 	}
@@ -202,34 +204,56 @@ void session_destroy(struct session_dir *s)
 	free(s->control);
 	free(s->image_path);
 	free(s->shim_mount);
+	free(s->landlock_mount);
 	free(s->dir);
 	memset(s, 0, sizeof *s);
 	s->channel_fd = -1;
 }
 
+/* $env, else name next to the running airlock binary: malloc'ed, canonical; NULL when not there. */
+static char *find_beside(const char *env_name, const char *name)
+{
+	const char *env = getenv(env_name);
+	char exe[PATH_MAX], *path = NULL;
+	if (env && env[0])
+		return realpath(env, NULL);
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+	if (n <= 0)
+		return NULL;
+	exe[n] = '\0';
+	char *slash = strrchr(exe, '/');
+	if (!slash)
+		return NULL;
+	*slash = '\0';
+	char *cand = join(exe, name);
+	path = cand ? realpath(cand, NULL) : NULL;
+	free(cand);
+	return path;
+}
+
 char *session_find_shim(char *err, size_t errlen)
 {
-	const char *env = getenv("AIRLOCK_SHIM");
-	char exe[PATH_MAX], *path = NULL;
-	if (env && env[0]) {
-		path = realpath(env, NULL);
-	} else {
-		ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-		if (n > 0) {
-			exe[n] = '\0';
-			char *slash = strrchr(exe, '/');
-			if (slash) {
-				*slash = '\0';
-				char *cand = join(exe, RUN_SHIM_NAME);
-				path = cand ? realpath(cand, NULL) : NULL;
-				free(cand);
-			}
-		}
-	}
+	errno = 0;
+	char *path = find_beside("AIRLOCK_SHIM", RUN_SHIM_NAME);
 	if (!path || access(path, R_OK) != 0) {
 		snprintf(err, errlen,
 			 "cannot find the shim %s (next to the airlock binary, or set AIRLOCK_SHIM): %s",
 			 RUN_SHIM_NAME, strerror(errno ? errno : ENOENT));
+		free(path);
+		return NULL;
+	}
+	return path;
+}
+
+char *session_find_landlock(char *err, size_t errlen)
+{
+	errno = 0;
+	char *path = find_beside("AIRLOCK_LANDLOCK", RUN_LANDLOCK_NAME);
+	if (!path || access(path, X_OK) != 0) {
+		snprintf(err, errlen,
+			 "cannot find the Landlock helper %s (next to the airlock binary, or set "
+			 "AIRLOCK_LANDLOCK): %s",
+			 RUN_LANDLOCK_NAME, strerror(errno ? errno : ENOENT));
 		free(path);
 		return NULL;
 	}

@@ -8,6 +8,8 @@
 #define RUN_SANDBOX_DIR "/run/airlock"
 /* The shim's file name in the session directory. */
 #define RUN_SHIM_NAME "airlock-preload.so"
+/* The Landlock helper's file name there (landlock/airlock-landlock.c), bound over a placeholder too. */
+#define RUN_LANDLOCK_NAME "airlock-landlock"
 
 /*
  * A running session's directory, as its launcher makes it: its id and the
@@ -20,6 +22,7 @@ struct session_dir {
 	char *dir;        /* owned; host path, mode 0700 */
 	char *image_path; /* owned; dir/policy.img, 0444 */
 	char *shim_mount; /* owned; dir/airlock-preload.so: an empty file the real shim is bound over */
+	char *landlock_mount; /* owned; dir/airlock-landlock: the same for the Landlock helper */
 	char *channel;    /* owned; dir/channel, the approval socket */
 	char *control;    /* owned; dir + ".control": the control socket's path, beside the
 			     directory so the sandbox cannot see it (control.h); made by control_new() */
@@ -69,5 +72,12 @@ void session_sweep_stale(const char *base, const char *cmd);
  * message in err when it does not exist.
  */
 char *session_find_shim(char *err, size_t errlen);
+
+/*
+ * The Landlock helper bwrap runs before the agent: $AIRLOCK_LANDLOCK, else
+ * airlock-landlock next to the running airlock binary.  Returns a malloc'ed
+ * absolute path, or NULL with a message in err when it is not executable.
+ */
+char *session_find_landlock(char *err, size_t errlen);
 
 #endif

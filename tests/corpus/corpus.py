@@ -331,7 +331,7 @@ def as_user(scratch, airlock):
     probe = subprocess.run(WRAP[3:] + ["test", "-x", airlock], stderr=subprocess.DEVNULL)
     if probe.returncode != 0:
         os.makedirs(scratch + "/build", exist_ok=True)
-        for name in ("airlock", "airlock-preload.so"):
+        for name in ("airlock", "airlock-preload.so", "airlock-landlock"):
             shutil.copy(os.path.join(os.path.dirname(airlock), name), scratch + "/build/")
         airlock = scratch + "/build/airlock"
         print("# nobody cannot reach the build: using a copy in %s/build" % scratch)

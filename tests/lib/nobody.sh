@@ -16,10 +16,10 @@ nobody_setup()
 	elif ! getent passwd nobody >/dev/null 2>&1; then
 		NOBODY_SKIP="no user nobody"
 	elif ! setpriv --reuid=nobody --regid="$(id -gn nobody)" --clear-groups \
-		sh -c 'test -x "$1/airlock" && test -r "$1/airlock-preload.so"' sh "$BUILD" 2>/dev/null; then
+		sh -c 'test -x "$1/airlock" && test -r "$1/airlock-preload.so" && test -x "$1/airlock-landlock"' sh "$BUILD" 2>/dev/null; then
 		mkdir -p "$T/build"
-		cp "$BUILD/airlock" "$BUILD/airlock-preload.so" "$T/build/"
-		chmod 755 "$T/build" "$T/build/airlock"
+		cp "$BUILD/airlock" "$BUILD/airlock-preload.so" "$BUILD/airlock-landlock" "$T/build/"
+		chmod 755 "$T/build" "$T/build/airlock" "$T/build/airlock-landlock"
 		chmod 644 "$T/build/airlock-preload.so"
 		AIRLOCK=$T/build/airlock
 		echo "# nobody cannot read $BUILD: using a copy in $T/build"

@@ -8,6 +8,9 @@
  *   probe rawread PATH         the same through syscall(SYS_openat) and syscall(SYS_read): no
  *                              libc wrapper a shim could hook (as Bun and Go do their I/O)
  *   probe write PATH           open O_WRONLY|O_CREAT|O_APPEND and write "x"
+ *   probe rawwrite PATH        the same through raw syscall(SYS_openat) and syscall(SYS_write)
+ *   probe kill PID             raw kill(PID, 0): may this process signal PID?
+ *   probe abstract NAME        connect to the abstract unix socket @NAME (SOCK_STREAM)
  *   probe connect IP PORT      TCP connect to IP:PORT
  *   probe tiocsti PATH         ioctl(open(PATH), TIOCSTI, "x"); PATH "-": fd 0 (all ioctls)
  *   probe tiocsti-hi PATH      the same with bit 32 set in the request (the kernel ignores it)
@@ -45,6 +48,8 @@
 #include <sys/mount.h>
 #include <sys/ptrace.h>
 #include <sys/uio.h>
+#include <sys/un.h>
+#include <stddef.h>
 #include <termios.h>
 #include <unistd.h>
 
@@ -108,6 +113,29 @@ static int do_write(const char *path)
 		return result("write", -1, errno);
 	ssize_t n = write(fd, "x", 1);
 	return result("write", n < 0 ? -1 : 0, errno);
+}
+
+static int do_rawwrite(const char *path)
+{
+	long fd = syscall(SYS_openat, AT_FDCWD, path, O_WRONLY | O_CREAT | O_APPEND, 0644);
+	if (fd < 0)
+		return result("rawwrite", -1, errno);
+	long n = syscall(SYS_write, fd, "x", 1);
+	return result("rawwrite", n < 0 ? -1 : 0, errno);
+}
+
+static int do_abstract(const char *name)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	size_t len = strlen(name);
+	if (len + 1 > sizeof sa.sun_path)
+		return 2;
+	memcpy(sa.sun_path + 1, name, len); /* sun_path[0] == '\0': the abstract namespace */
+	int s = socket(AF_UNIX, SOCK_STREAM, 0);
+	if (s < 0)
+		return result("abstract", -1, errno);
+	int r = connect(s, (struct sockaddr *)&sa, (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + len));
+	return result("abstract", r, errno);
 }
 
 static int do_connect(const char *ip, const char *port)
@@ -276,6 +304,14 @@ int main(int argc, char **argv)
 		return do_rawread(argv[2]);
 	if (!strcmp(cmd, "write") && argc == 3)
 		return do_write(argv[2]);
+	if (!strcmp(cmd, "rawwrite") && argc == 3)
+		return do_rawwrite(argv[2]);
+	if (!strcmp(cmd, "kill") && argc == 3) {
+		long r = syscall(SYS_kill, atoi(argv[2]), 0);
+		return result("kill", r, errno);
+	}
+	if (!strcmp(cmd, "abstract") && argc == 3)
+		return do_abstract(argv[2]);
 	if (!strcmp(cmd, "connect") && argc == 4)
 		return do_connect(argv[2], argv[3]);
 	if (!strcmp(cmd, "tiocsti") && argc == 3)

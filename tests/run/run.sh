@@ -15,7 +15,7 @@
 # Environment: KEEP_TMP=1 keeps the scratch tree; CASE_TIMEOUT (s) bounds one run (default 40);
 # ONLY_USER=NAME runs the per-user cases for that user only; ONLY_CASES="a b" runs cases a, b.
 # Exits 1 when any case fails.
-# The cases are in sandbox.sh, session.sh, control.sh, launcher.sh, copies.sh, profiles.sh and escapes.sh; the helpers in lib.sh and
+# The cases are in sandbox.sh, session.sh, control.sh, launcher.sh, copies.sh, profiles.sh, landlock.sh and escapes.sh; the helpers in lib.sh and
 # tests/lib/.
 set -u
 
@@ -123,18 +123,21 @@ EOF
 . "$HERE/copies.sh"
 # shellcheck source=tests/run/profiles.sh
 . "$HERE/profiles.sh"
+# shellcheck source=tests/run/landlock.sh
+. "$HERE/landlock.sh"
 # shellcheck source=tests/run/escapes.sh
 . "$HERE/escapes.sh"
 
 # ---- run them ------------------------------------------------------------------------------
 
 "$AIRLOCK" doctor >"$T/doctor.out" 2>&1 || echo "# airlock doctor: $(tail -n 3 "$T/doctor.out" | tr '\n' ' ')"
+landlock_setup
 
 # ONLY_CASES="control signals" runs those cases only (names without case_).
 for u in $USERS; do
 	use_user "$u"
 	echo "# ---- as $u ----"
-	for c in secrets write_outside env exit_codes asks static tiocsti seccomp setid spawn policy_ro timeout signals interactive interactive_attacks forged_events control no_sandbox doctor places real_programs log_full copies profiles late_secrets; do
+	for c in secrets write_outside env exit_codes asks static tiocsti seccomp setid spawn policy_ro timeout signals interactive interactive_attacks forged_events control no_sandbox doctor places real_programs log_full copies profiles landlock_helper landlock late_secrets; do
 		case " ${ONLY_CASES:-$c} " in *" $c "*) "case_$c" ;; esac
 	done
 done

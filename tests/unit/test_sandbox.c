@@ -280,6 +280,97 @@ static void test_argv_workspace_in_tmp(void **state)
 	tree_free(t);
 }
 
+/* The words after bwrap's first "--" up to the helper's own "--": the Landlock helper's part. */
+static int landlock_part(char **argv, int *end)
+{
+	int dd = find_seq(argv, "--", "/run/airlock/airlock-landlock", NULL);
+	assert_true(dd > 0);
+	for (*end = dd + 2; argv[*end] && strcmp(argv[*end], "--") != 0; (*end)++)
+		;
+	assert_non_null(argv[*end]);
+	return dd + 2;
+}
+
+/* True when "-w path" is in argv[from..to). */
+static bool has_w(char **argv, int from, int to, const char *path)
+{
+	for (int i = from; i + 1 < to; i++)
+		if (strcmp(argv[i], "-w") == 0 && strcmp(argv[i + 1], path) == 0)
+			return true;
+	return false;
+}
+
+/*
+ * The Landlock helper runs before the program, bound from the host into the
+ * session mount; its writable places are the read-write mounts' destinations
+ * that no later mount covers (the workspace, sandbox.write, /dev, /proc, /tmp,
+ * /run), none read-only (/, the session) and none inside another one listed.
+ */
+static void test_argv_landlock(void **state)
+{
+	struct tree *t = *state;
+	struct compiled c;
+	struct sandbox_config cfg;
+	char outside[PATH_MAX];
+	tree_path(t, outside, "outside");
+	mk_dir(t, "home/state");
+	compile(&c, "version: 1\nsandbox:\n  write: [\"~/state\", \"~/.aws\", ./src, /tmp]\n",
+		t->home, t->ws);
+	config_init(&cfg, t, &c);
+	/* without the helper: the program follows bwrap's "--" directly */
+	char **argv = build_ok(&cfg, NULL);
+	assert_true(find_seq(argv, "--", "/bin/sh", "-c", "true", NULL) > 0);
+	assert_int_equal(count_word(argv, "/run/airlock/airlock-landlock"), 0);
+	sandbox_argv_free(argv);
+
+	cfg.landlock_path = "/usr/lib/airlock/airlock-landlock";
+	cfg.landlock_abi = 6;
+	argv = build_ok(&cfg, NULL);
+	assert_true(find_seq(argv, "--ro-bind", "/usr/lib/airlock/airlock-landlock",
+			     "/run/airlock/airlock-landlock", NULL) > 0);
+	int end, from = landlock_part(argv, &end);
+	assert_true(find_seq(argv, "--abi", "6", "-r", "/", NULL) == from);
+	assert_true(find_seq(argv, "--", "/bin/sh", "-c", "true", NULL) == end);
+	assert_null(argv[end + 4]);
+	const char *want[] = { t->ws, pathf(t->home, "state"), "/dev", "/proc", "/tmp", "/run" };
+	int nw = 0;
+	for (int i = from; i < end; i++)
+		nw += strcmp(argv[i], "-w") == 0;
+	assert_int_equal(nw, (int)(sizeof want / sizeof want[0]));
+	for (size_t i = 0; i < sizeof want / sizeof want[0]; i++)
+		if (!has_w(argv, from, end, want[i]))
+			fail_msg("no -w %s", want[i]);
+	/* ./src is inside the workspace; ~/.aws is bound read-write, then masked (mandatory) */
+	assert_false(has_w(argv, from, end, pathf(t->ws, "src")));
+	assert_false(has_w(argv, from, end, pathf(t->home, ".aws")));
+	assert_false(has_w(argv, from, end, "/"));
+	assert_false(has_w(argv, from, end, t->home));
+	assert_false(has_w(argv, from, end, outside));
+	sandbox_argv_free(argv);
+	compiled_free(&c);
+}
+
+/* A workspace inside /tmp is inside a writable place already: no second -w. */
+static void test_argv_landlock_nested(void **state)
+{
+	(void)state;
+	struct tree *t = tree_new("/tmp");
+	tree_fill(t);
+	struct compiled c;
+	struct sandbox_config cfg;
+	compile(&c, mask_policy, t->home, t->ws);
+	config_init(&cfg, t, &c);
+	cfg.landlock_path = "/x/airlock-landlock";
+	cfg.landlock_abi = 7;
+	char **argv = build_ok(&cfg, NULL);
+	int end, from = landlock_part(argv, &end);
+	assert_true(has_w(argv, from, end, "/tmp"));
+	assert_false(has_w(argv, from, end, t->ws));
+	sandbox_argv_free(argv);
+	compiled_free(&c);
+	tree_free(t);
+}
+
 static void test_argv_seccomp_and_env(void **state)
 {
 	static char *const env[] = { "A=1", "B=x=y", "EMPTY=", NULL };
@@ -702,6 +793,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_argv_read_list, tree_setup, tree_teardown),
 		cmocka_unit_test_setup_teardown(test_argv_write_list, tree_setup, tree_teardown),
 		cmocka_unit_test(test_argv_workspace_in_tmp),
+		cmocka_unit_test_setup_teardown(test_argv_landlock, tree_setup, tree_teardown),
+		cmocka_unit_test(test_argv_landlock_nested),
 		cmocka_unit_test_setup_teardown(test_argv_seccomp_and_env, tree_setup, tree_teardown),
 		cmocka_unit_test_setup_teardown(test_argv_errors, tree_setup, tree_teardown),
 		cmocka_unit_test_setup_teardown(test_masks_found, tree_setup, tree_teardown),
