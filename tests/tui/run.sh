@@ -2,8 +2,8 @@
 # run.sh — TAP tests of the approval TUI (launcher/approvals/tui.c), driven for real in tmux: each case
 # starts a pane running the TUI, types into it with send-keys and reads it with capture-pane.
 #
-# Usage: tests/tui/run.sh BUILD_DIR      (BUILD_DIR holds the TUI's objects, launcher/approvals/tui*.o
-# and vterm.o, as `make` builds them)
+# Usage: tests/tui/run.sh BUILD_DIR      (BUILD_DIR holds the TUI's objects, launcher/approvals/tui*.o,
+# vterm.o and core/termtext.o, as `make` builds them)
 #
 # The TUI runs through tests/tui/driver.c (compiled here against those objects),
 # connected to tests/tui/fake_session.py, a fake session speaking the control protocol that
@@ -52,6 +52,9 @@ for o in tui tui_model tui_draw tui_keys vterm; do
 		skip_all "$BUILD/launcher/approvals/$o.o is missing (run make first)"
 	TUI_OBJS="$TUI_OBJS $BUILD/launcher/approvals/$o.o"
 done
+# the escaping the TUI shares with `airlock log` and the prompt
+[ -f "$BUILD/core/termtext.o" ] || skip_all "$BUILD/core/termtext.o is missing (run make first)"
+TUI_OBJS="$TUI_OBJS $BUILD/core/termtext.o"
 
 T=$(mktemp -d "${TMPDIR:-/tmp}/airlock-tui-test.XXXXXX")
 TS=airlock-test-$$

@@ -321,7 +321,7 @@ static void test_put_what(void **state)
 		{ "{\"file\":\"/w/x\",\"action\":\"write\"}", "write /w/x" },
 		{ "{\"file\":\"/w/x\"}", "open /w/x" },
 		{ "{\"network_dst\":\"example.com:443\"}", "connect example.com:443" },
-		{ "{\"message\":\"tab\\there \\u202e\"}", "tab\\there \\xe2\\x80\\xae" },
+		{ "{\"message\":\"tab\\there \\u202e\"}", "tab\\there \\u202e" },
 		{ "{}", "-" },
 		/* the session's fields, whole whatever they hold; not the message */
 		{ "{\"event\":\"session_start\",\"program\":\"/usr/bin/a; b\",\"policy\":\"/p; workspace /x\","
