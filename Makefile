@@ -232,7 +232,8 @@ corpus-tests: all
 # The unit tests, and the TUI against the fake session, under ASan+UBSan.
 check-asan:
 	@$(MAKE) --no-print-directory BUILD=build/asan SAN=1 OPT=-O1 run-unit \
-		$(addprefix build/asan/launcher/approvals/,tui.o tui_model.o tui_draw.o tui_keys.o vterm.o)
+		$(addprefix build/asan/launcher/approvals/,tui.o tui_model.o tui_draw.o tui_keys.o vterm.o) \
+		build/asan/core/termtext.o
 	@NO_REAL=1 tests/tui/run.sh build/asan
 
 check: deps

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "core/grow.h"
+#include "core/termtext.h"
 #include "launcher/approvals/control.h"
 #include "launcher/approvals/flood.h"
 #include "launcher/log/audit.h"
@@ -275,14 +276,10 @@ void approve_drain_agent(struct approvals *a)
  */
 static char *memory_key(const struct channel_msg *m)
 {
-	char *what = events_subject(m), *key = NULL, *real = NULL;
-	if (what && m->source == CHANNEL_SOURCE_EXEC && (real = realpath(m->program, NULL))) {
-		size_t skip = strlen("exec ") + strlen(m->program);
-		if (asprintf(&key, "%d\x1f" "exec %s%s", (int)m->rule, real, what + skip) < 0)
-			key = NULL;
-	} else if (what && asprintf(&key, "%d\x1f%s", (int)m->rule, what) < 0) {
+	char *real = m->source == CHANNEL_SOURCE_EXEC ? realpath(m->program, NULL) : NULL;
+	char *what = events_subject_as(m, real), *key = NULL;
+	if (what && asprintf(&key, "%d\x1f%s", (int)m->rule, what) < 0)
 		key = NULL;
-	}
 	free(real);
 	free(what);
 	return key;
@@ -364,43 +361,55 @@ int approve_ask_connect(struct approvals *a, const char *host, unsigned port, in
 	return 0;
 }
 
-/* The command line of pid, spaces between arguments, cut to fit. */
-static void cmdline_of(pid_t pid, char *out, size_t cap)
+/*
+ * The command line of pid (its first 4 KiB), each argument a shell word
+ * (termtext_put_word()), spaces between them; malloc'ed, "" when it cannot
+ * be read, NULL when out of memory.
+ */
+static char *cmdline_of(pid_t pid)
 {
-	char path[64];
+	char path[64], raw[4097];
+	char *out = NULL;
+	size_t len = 0;
+	ssize_t n = -1;
 	snprintf(path, sizeof path, "/proc/%d/cmdline", (int)pid);
-	out[0] = '\0';
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return;
-	ssize_t n = read(fd, out, cap - 1);
-	close(fd);
-	if (n <= 0)
-		return;
-	while (n > 0 && out[n - 1] == '\0')
+	if (fd >= 0) {
+		n = read(fd, raw, sizeof raw - 1);
+		close(fd);
+	}
+	while (n > 0 && raw[n - 1] == '\0')
 		n--;
-	for (ssize_t i = 0; i < n; i++)
-		if (out[i] == '\0' || out[i] == '\n')
-			out[i] = ' ';
-	out[n] = '\0';
+	raw[n > 0 ? n : 0] = '\0';
+	FILE *f = open_memstream(&out, &len);
+	if (!f)
+		return NULL;
+	for (ssize_t i = 0; i < n; i += (ssize_t)strlen(raw + i) + 1) {
+		if (i > 0)
+			fputc(' ', f);
+		termtext_put_word(f, raw + i);
+	}
+	if (fclose(f) != 0) {
+		free(out);
+		return NULL;
+	}
+	return out;
 }
 
 /* Shows queue entry i to the control socket's clients. */
 static void publish(struct approvals *a, struct pending *p)
 {
-	char who[512], rule[1100];
+	char rule[1100];
 	const char *reason;
 	char *what = events_subject(&p->m);
-	if (p->done)
-		snprintf(who, sizeof who, "the sandbox's egress proxy");
-	else
-		cmdline_of(p->pid, who, sizeof who);
+	char *who = p->done ? strdup("the sandbox's egress proxy") : cmdline_of(p->pid);
 	events_rule(a->opt.img, &p->m, rule, sizeof rule, &reason);
 	long left = (long)a->opt.ask_timeout * 1000 - (long)(now_ms() - p->since_ms);
 	control_ask(a->opt.control, p->id, p->pid, who, what, rule[0] ? rule : NULL, reason,
 		    left < 0 ? 0 : left);
 	p->published = true;
 	free(what);
+	free(who);
 }
 
 static bool someone_answers(const struct approvals *a)

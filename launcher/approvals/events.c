@@ -1,14 +1,15 @@
 /* events.c — what the shims send, as audit events: described, decided again, logged (see events.h). */
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "core/termtext.h"
 #include "launcher/approvals/events.h"
 #include "launcher/approvals/redecide.h"
 #include "launcher/log/audit.h"
 
-/* What the message is about, in one line: "exec git push", "read /x/.env", "connect h:443". */
-char *events_subject(const struct channel_msg *m)
+char *events_subject_as(const struct channel_msg *m, const char *program)
 {
 	char *s = NULL;
 	size_t len = 0;
@@ -19,23 +20,40 @@ char *events_subject(const struct channel_msg *m)
 	case CHANNEL_SOURCE_EXEC: {
 		struct channel_args it;
 		const char *arg;
-		fprintf(f, "exec %s", m->program);
+		fputs("exec ", f);
+		termtext_put_word(f, program ? program : m->program);
 		channel_args_begin(m, &it);
 		channel_args_next(&it, NULL); /* argv[0]: the program says it better */
-		while ((arg = channel_args_next(&it, NULL)))
-			fprintf(f, " %s", arg);
-		if (m->flags & CHANNEL_F_COPY)
-			fprintf(f, " (a copy of %s)", m->copy_of);
+		while ((arg = channel_args_next(&it, NULL))) {
+			fputc(' ', f);
+			termtext_put_word(f, arg);
+		}
+		if (m->flags & CHANNEL_F_COPY) {
+			fputs(" (a copy of ", f);
+			termtext_put_word(f, m->copy_of);
+			fputc(')', f);
+		}
 		break;
 	}
 	case CHANNEL_SOURCE_OPEN:
-		fprintf(f, "%s %s", channel_action_name(m->action), m->path);
+		fprintf(f, "%s ", channel_action_name(m->action));
+		termtext_put_word(f, m->path);
 		break;
 	default:
-		fprintf(f, "connect %s:%u", m->host, m->port);
+		fputs("connect ", f);
+		termtext_put_text(f, m->host);
+		fprintf(f, ":%u", m->port);
 	}
-	fclose(f);
+	if (fclose(f) != 0) {
+		free(s);
+		return NULL;
+	}
 	return s;
+}
+
+char *events_subject(const struct channel_msg *m)
+{
+	return events_subject_as(m, NULL);
 }
 
 const char *events_default_reason(enum policy_action kind)

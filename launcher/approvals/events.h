@@ -18,9 +18,15 @@ struct audit_log;
 
 /*
  * What m is about, in one line: "exec /usr/bin/git push", "read /x/.env",
- * "connect h:443".  malloc'ed; NULL when out of memory.
+ * "connect h:443".  The program, each argument and the path are shell words
+ * (termtext_put_word(): 'my dir', $'\u202e'), the host free text
+ * (termtext_put_text()), as `airlock log` shows them: this is the text the
+ * prompt and the TUI show for an ask.  malloc'ed; NULL when out of memory.
  */
 char *events_subject(const struct channel_msg *m);
+
+/* events_subject() with an exec's program shown as program (NULL: m's own). */
+char *events_subject_as(const struct channel_msg *m, const char *program);
 
 /*
  * The rule of img that decided m (m->rule) as "FILE:LINE" in out (cap

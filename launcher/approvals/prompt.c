@@ -10,6 +10,7 @@
 #include <termios.h>
 #include <unistd.h>
 
+#include "core/termtext.h"
 #include "launcher/approvals/prompt.h"
 
 static int watch(int ep, int fd)
@@ -74,32 +75,18 @@ static void comm_of(pid_t pid, char *out, size_t cap)
 
 /*
  * Text from the sandbox (paths, arguments, process names) on the human's
- * terminal: control characters (C0, DEL, C1 as UTF-8) become '?', so no
- * escape sequence can redraw or forge the prompt.  In place.
+ * terminal, escaped by termtext_text() (core/termtext.h) as `airlock log`
+ * and the TUI show it: no escape sequence can redraw or forge the prompt, no
+ * bidi or invisible character can make the request read as another.
  */
-static char *printable(char *s)
-{
-	for (unsigned char *p = (unsigned char *)s; p && *p; p++) {
-		if (*p < 0x20 || *p == 0x7f)
-			*p = '?';
-		else if (*p == 0xc2 && p[1] >= 0x80 && p[1] <= 0x9f)
-			p[1] = '?', *p = '?';
-	}
-	return s;
-}
-
 void prompt_show(struct prompt *p, const struct prompt_ask *ask, long long now_ms)
 {
-	char who[64], rule[1100], reason[1100];
+	char comm[64];
 	if (!prompt_ready(p))
 		return;
-	char *what = ask->what ? printable(strdup(ask->what)) : NULL;
-	comm_of(ask->pid, who, sizeof who);
-	printable(who);
-	snprintf(rule, sizeof rule, "%s", ask->rule);
-	printable(rule);
-	snprintf(reason, sizeof reason, "%s", ask->reason ? ask->reason : "");
-	printable(reason);
+	comm_of(ask->pid, comm, sizeof comm);
+	char *what = termtext_text(ask->what), *who = termtext_text(comm),
+	     *rule = termtext_text(ask->rule), *reason = termtext_text(ask->reason);
 	tcflush(p->tty, TCIFLUSH); /* what was typed (or answered) before the prompt is not for it */
 	/*
 	 * The agent wrote to this terminal just before: whatever state it left
@@ -114,13 +101,16 @@ void prompt_show(struct prompt *p, const struct prompt_ask *ask, long long now_m
 		dprintf(p->tty, "\r\nairlock: the sandbox asks to %s\r\n", what ? what : "?");
 	else
 		dprintf(p->tty, "\r\nairlock: pid %d (%s) asks to %s\r\n", (int)ask->pid,
-			who[0] ? who : "?", what ? what : "?");
-	dprintf(p->tty, "  rule: %s%s%s\r\n", rule[0] ? rule : "the policy's default",
-		ask->reason ? " - " : "", ask->reason ? reason : "");
+			who && who[0] ? who : "?", what ? what : "?");
+	dprintf(p->tty, "  rule: %s%s%s\r\n", rule && rule[0] ? rule : "the policy's default",
+		ask->reason ? " - " : "", ask->reason ? (reason ? reason : "?") : "");
 	if (ask->more)
 		dprintf(p->tty, "  (%zu more waiting)\r\n", ask->more);
 	dprintf(p->tty, "  [y] allow  [n] deny  [a] allow for this session  [b] deny for this session > ");
 	free(what);
+	free(who);
+	free(rule);
+	free(reason);
 	p->shown = true;
 	p->shown_at = now_ms;
 }

@@ -6,7 +6,9 @@
  *
  * The terminal is shared with the agent, which can write to it (and so can
  * make the terminal answer queries): the prompt resets the terminal's state
- * before it shows, turns control characters from the sandbox into '?', and
+ * before it shows, escapes text from the sandbox as `airlock log` does
+ * (core/termtext.h: controls, bidi and invisible characters, bytes that are
+ * not UTF-8; an exec's arguments as shell words, events_subject()), and
  * takes an answer only as one key read on its own at least PROMPT_GUARD_MS
  * after it showed.
  */

@@ -1,15 +1,19 @@
 /*
  * tui_draw.c — the approval TUI's screen, drawn whole from its model at each
  * change: the header, the activity stream or the agent's output, the
- * approval panel, the status line.  Text from the session or the agent is
- * decoded per the locale and drawn with control characters as '?', and a
- * field cut to fit says so (cut_mark).
+ * approval panel, the status line.  Text from the session comes escaped
+ * (tui_model.c, core/termtext.h: controls, bidi and invisible characters as
+ * \xNN or \uXXXX, as `airlock log` shows them); it is decoded per the locale
+ * and drawn with what control characters remain (the agent's output) as '?';
+ * an escape is one unit, never cut or wrapped in two, and a field cut to fit
+ * says so (cut_mark).
  */
 #include <inttypes.h>
 #include <langinfo.h>
 #include <stdlib.h>
 #include <string.h>
 #include <wchar.h>
+#include "core/termtext.h"
 #include "launcher/approvals/tui_state.h"
 #include "launcher/approvals/vterm.h"
 
@@ -32,14 +36,21 @@ static wchar_t shown_wc(wchar_t wc, int *w)
 }
 
 /*
- * Decodes the next character of s (n bytes left) as it is shown: undecodable bytes and
+ * Decodes the next unit of s (n bytes left) as it is shown: an escape (termtext_escape_len():
+ * "\u202e", ASCII, drawn as it is, *wc its '\\'), else a character, undecodable bytes and
  * control characters as '?'.  Returns the bytes it takes (0 at the end); *wc and *w get it.
  */
 static size_t next_char(const char *s, size_t n, mbstate_t *st, wchar_t *wc, int *w)
 {
-	if (n == 0)
+	if (n == 0 || !*s)
 		return 0;
-	size_t r = mbrtowc(wc, s, n, st);
+	size_t r = termtext_escape_len(s, n);
+	if (r > 0) {
+		*wc = L'\\';
+		*w = (int)r;
+		return r;
+	}
+	r = mbrtowc(wc, s, n, st);
 	if (r == (size_t)-1 || r == (size_t)-2) {
 		memset(st, 0, sizeof *st);
 		*wc = L'?';
@@ -90,7 +101,10 @@ static void put_bytes(int y, int x, const char *s, size_t n)
 	wchar_t wc;
 	int w;
 	for (size_t r; (r = next_char(s, n, &st, &wc, &w)) > 0; s += r, n -= r)
-		if (w > 0) {
+		if (r > 1 && *s == '\\') { /* an escape: ASCII */
+			mvaddnstr(y, x, s, (int)r);
+			x += w;
+		} else if (w > 0) {
 			mvaddnwstr(y, x, &wc, 1);
 			x += w;
 		}
@@ -173,7 +187,12 @@ static int put_wrapped(int y, int x, int width, const char *s, int maxrows, bool
 	do {
 		int cols;
 		size_t k = fit(s, n, width, &cols);
-		if (k == 0 && n > 0) { /* a character wider than the width: shown as nothing */
+		if (k == 0 && n > 0 && width > 0 && termtext_escape_len(s, n) > 0) {
+			/* an escape wider than the width: cut, never hidden */
+			k = (size_t)width;
+			if (draw && rows < maxrows)
+				mvaddnstr(y + rows, x, s, width);
+		} else if (k == 0 && n > 0) { /* a character wider than the width: shown as nothing */
 			mbstate_t st;
 			memset(&st, 0, sizeof st);
 			wchar_t wc;

@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -15,6 +16,8 @@
 #include <unistd.h>
 #include <json-c/json.h>
 #include "core/channel.h"
+#include "core/termtext.h"
+#include "core/utf8.h"
 #include "launcher/approvals/control.h"
 #include "launcher/approvals/tui_state.h"
 
@@ -27,35 +30,36 @@ int64_t tui_now_ms(void)
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-static char *xstrndup(const char *s, size_t max)
+/*
+ * Cuts s in place to at most max bytes, "..." included, between units: an escape
+ * (termtext_escape_len()) or a UTF-8 sequence is kept whole or dropped whole.
+ */
+static void cut_units(char *s, size_t max)
 {
-	if (!s)
-		return NULL;
-	size_t n = strnlen(s, max);
-	char *d = malloc(n + 1);
-	if (d) {
-		memcpy(d, s, n);
-		d[n] = '\0';
+	size_t n = strlen(s), i = 0, k;
+	if (n <= max || max < 3)
+		return;
+	for (; i < n; i += k) {
+		long seq = utf8_seq((const unsigned char *)s + i, n - i);
+		k = termtext_escape_len(s + i, n - i);
+		if (k == 0)
+			k = seq > 0 ? (size_t)seq : 1;
+		if (i + k > max - 3)
+			break;
 	}
-	return d;
+	memcpy(s + i, "...", 4);
 }
 
-/* A growing string, cut at TEXT_MAX bytes. */
-struct sbuf {
-	char b[TEXT_MAX + 1];
-	size_t n;
-};
-
-static void sb_add(struct sbuf *s, const char *t)
+/*
+ * Text from the session as the screen shows it: escaped (core/termtext.h, as `airlock
+ * log` shows it), cut to max bytes.  malloc'ed; NULL when s is NULL or out of memory.
+ */
+static char *shown_text(const char *s, size_t max)
 {
-	if (!t)
-		return;
-	size_t k = strnlen(t, TEXT_MAX);
-	if (k > TEXT_MAX - s->n)
-		k = TEXT_MAX - s->n;
-	memcpy(s->b + s->n, t, k);
-	s->n += k;
-	s->b[s->n] = '\0';
+	char *t = termtext_text(s);
+	if (t)
+		cut_units(t, max);
+	return t;
 }
 
 static const char *jstr(json_object *o, const char *key)
@@ -192,60 +196,81 @@ static void local_time(char out[9], const char *rfc3339)
 		snprintf(out, 9, "--:--:--");
 }
 
+/*
+ * An event as an activity row: "exec PROG ARG..." (each a shell word, as `airlock log`
+ * shows them), "ACTION PATH", "connect DST", its message; every part escaped.
+ */
 static void add_event(struct tui *t, json_object *ev)
 {
-	struct sbuf what = { .n = 0 }, rule = { .n = 0 };
+	char *what = NULL, *rule = NULL;
+	size_t wlen = 0, rlen = 0;
 	const char *command = jstr(ev, "command"), *file = jstr(ev, "file"),
 		   *dst = jstr(ev, "network_dst"), *message = jstr(ev, "message"),
 		   *decision = jstr(ev, "decision"), *decided_by = jstr(ev, "decided_by"),
 		   *rl = jstr(ev, "rule"), *source = jstr(ev, "source");
 	json_object *args;
 	bool has_what = true;
-	what.b[0] = rule.b[0] = '\0';
+	FILE *w = open_memstream(&what, &wlen), *r = w ? open_memstream(&rule, &rlen) : NULL;
+	if (!r) {
+		if (w)
+			fclose(w);
+		free(what);
+		return;
+	}
 	if (command) {
-		sb_add(&what, "exec ");
-		sb_add(&what, command);
+		fputs("exec ", w);
+		termtext_put_word(w, command);
 		if (json_object_object_get_ex(ev, "args", &args) &&
 		    json_object_is_type(args, json_type_array)) {
 			size_t n = json_object_array_length(args);
-			for (size_t i = 0; i < n && what.n < TEXT_MAX; i++) {
+			for (size_t i = 0; i < n && ftell(w) < TEXT_MAX; i++) {
 				json_object *a = json_object_array_get_idx(args, i);
-				sb_add(&what, " ");
-				sb_add(&what, json_object_is_type(a, json_type_string) ?
-						      json_object_get_string(a) : "?");
+				fputc(' ', w);
+				if (json_object_is_type(a, json_type_string))
+					termtext_put_word(w, json_object_get_string(a));
+				else
+					fputc('?', w);
 			}
 		}
 		json_object *tr;
 		if (json_object_object_get_ex(ev, "truncated", &tr) && json_object_get_boolean(tr))
-			sb_add(&what, " ...");
+			fputs(" ...", w);
 	} else if (file) {
 		const char *action = jstr(ev, "action");
-		sb_add(&what, action ? action : "open");
-		sb_add(&what, " ");
-		sb_add(&what, file);
+		termtext_put_text(w, action ? action : "open");
+		fputc(' ', w);
+		termtext_put_word(w, file);
 	} else if (dst) {
-		sb_add(&what, "connect ");
-		sb_add(&what, dst);
+		fputs("connect ", w);
+		termtext_put_text(w, dst);
 	} else {
 		has_what = false;
 	}
 	if (message) {
 		if (has_what)
-			sb_add(&what, "  - ");
-		sb_add(&what, message);
+			fputs("  - ", w);
+		termtext_put_text(w, message);
 	} else if (!has_what) {
-		sb_add(&what, "(event)");
+		fputs("(event)", w);
 	}
 	int by = channel_decided_by_parse(decided_by);
 	if (by >= 0 && by != CHANNEL_BY_POLICY && (by != CHANNEL_BY_DEFAULT || !rl)) {
-		sb_add(&rule, decided_by);
+		termtext_put_text(r, decided_by);
 		if (rl)
-			sb_add(&rule, " ");
+			fputc(' ', r);
 	}
-	sb_add(&rule, rl);
-	char tm[9];
-	local_time(tm, jstr(ev, "timestamp"));
-	act_push(t, tm, source ? source : "?", decision, what.b, rule.b);
+	termtext_put_text(r, rl);
+	bool ok = fclose(w) == 0;
+	ok = fclose(r) == 0 && ok;
+	if (ok) {
+		char tm[9];
+		cut_units(what, TEXT_MAX);
+		cut_units(rule, 256);
+		local_time(tm, jstr(ev, "timestamp"));
+		act_push(t, tm, source ? source : "?", decision, what, rule);
+	}
+	free(what);
+	free(rule);
 }
 
 static void add_local(struct tui *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -303,10 +328,10 @@ static void add_ask(struct tui *t, json_object *o)
 	}
 	a->id = id;
 	a->pid = pid;
-	a->who = xstrndup(jstr(o, "who"), TEXT_MAX);
-	a->what = xstrndup(jstr(o, "what"), TEXT_MAX);
-	a->rule = xstrndup(jstr(o, "rule"), 512);
-	a->reason = xstrndup(jstr(o, "reason"), TEXT_MAX);
+	a->who = shown_text(jstr(o, "who"), TEXT_MAX);
+	a->what = shown_text(jstr(o, "what"), TEXT_MAX);
+	a->rule = shown_text(jstr(o, "rule"), 512);
+	a->reason = shown_text(jstr(o, "reason"), TEXT_MAX);
 	a->deadline = timeout >= 0 ? tui_now_ms() + timeout : 0;
 	a->seq = ++t->ask_seq;
 	t->dirty = true;
@@ -427,7 +452,7 @@ static bool on_hello(struct tui *t, json_object *o)
 	json_object *hl;
 	snprintf(t->session, sizeof t->session, "%s", s ? s : "");
 	free(t->agent);
-	t->agent = xstrndup(agent, TEXT_MAX);
+	t->agent = shown_text(agent, TEXT_MAX);
 	t->headless = json_object_object_get_ex(o, "headless", &hl) && json_object_get_boolean(hl);
 	if (jint(o, "version", &v) && v != CONTROL_VERSION)
 		add_local(t, "the session speaks control protocol version %" PRId64

@@ -5,7 +5,8 @@
  * The TUI's files: tui.c (setup, the loop, teardown), tui_model.c (the
  * session as the control protocol tells it: activity, asks, answers),
  * tui_draw.c (the screen drawn from the model), tui_keys.c (the user's keys,
- * and the agent's terminal), vterm.c (the agent's output as lines).  One
+ * and the agent's terminal), vterm.c (the agent's output as lines); text
+ * from the session is escaped by core/termtext.c, as `airlock log` does.  One
  * thread; every function takes the one struct tui, which tui_run() owns.
  */
 #ifndef AIRLOCK_TUI_STATE_H

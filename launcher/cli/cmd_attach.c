@@ -6,9 +6,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "core/termtext.h"
 #include "launcher/approvals/control.h"
 #include "launcher/cli/launcher.h"
-#include "launcher/log/logread.h"
 #include "launcher/sandbox/agent_tty.h"
 #include "launcher/sandbox/session.h"
 #include "launcher/approvals/tui.h"
@@ -159,7 +159,7 @@ int cmd_ps(int argc, char **argv)
 		/* the id and time come from hellos any of your sessions wrote: printable only */
 		printf("%-16.16s  %7d  %-19s  %-8s  ", all[i].id, (int)all[i].pid, started,
 		       all[i].headless ? "headless" : "tui");
-		logread_put_text(stdout, all[i].agent); /* the agent's words: escaped */
+		termtext_put_text(stdout, all[i].agent); /* the agent's words: escaped */
 		putchar('\n');
 	}
 	free(all);

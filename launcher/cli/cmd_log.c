@@ -11,6 +11,7 @@
 #include <json-c/json.h>
 
 #include "core/channel.h"
+#include "core/termtext.h"
 #include "launcher/cli/launcher.h"
 #include "launcher/log/audit.h"
 #include "launcher/log/logread.h"
@@ -172,7 +173,7 @@ static void put_decision(FILE *f, const char *d, bool color)
 		d = "-";
 	if (c)
 		fputs(c, f);
-	logread_put_text(f, d);
+	termtext_put_text(f, d);
 	if (c)
 		fputs("\033[0m", f);
 	/* padded after the colour codes so the columns line up */
@@ -192,13 +193,13 @@ static void put_why(FILE *f, json_object *ev)
 		by = "the headless answer"; /* an ask nobody could answer: not the policy's default */
 	if (rule) {
 		fputs(sep, f);
-		logread_put_text(f, rule);
+		termtext_put_text(f, rule);
 		sep = ", ";
 	}
 	if (by) {
 		fputs(sep, f);
 		fputs("by ", f);
-		logread_put_text(f, by);
+		termtext_put_text(f, by);
 		sep = ", ";
 	}
 	if (ms >= 0) {
@@ -212,7 +213,7 @@ static void put_why(FILE *f, json_object *ev)
 /* s (unsafe bytes escaped) in a column of width bytes, then a space. */
 static void put_column(FILE *f, const char *s, size_t width)
 {
-	logread_put_text(f, s);
+	termtext_put_text(f, s);
 	for (size_t n = strlen(s); n < width; n++)
 		fputc(' ', f);
 	fputc(' ', f);
@@ -232,7 +233,7 @@ static void put_aside(FILE *f, const char *message, json_object *ev)
 	if (message || len) {
 		fputs("  (", f);
 		if (message)
-			logread_put_text(f, message);
+			termtext_put_text(f, message);
 		fputs(message && len ? "; " : "", f);
 		fwrite(traffic, 1, len, f);
 		fputc(')', f);
@@ -268,7 +269,7 @@ static void print_event(FILE *f, json_object *ev, bool color)
 		reason = NULL;
 	if (reason) {
 		fputs("  ", f);
-		logread_put_text(f, reason);
+		termtext_put_text(f, reason);
 	}
 	/* a message and traffic beside an exec, file or network event: put_what() showed the action */
 	if (logread_str(ev, "command") || logread_str(ev, "file") || logread_str(ev, "network_dst"))

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "core/grow.h"
+#include "core/termtext.h"
 #include "launcher/log/audit.h"
 #include "launcher/log/logread.h"
 #include "policy/policy.h"
@@ -321,10 +322,10 @@ static void print_group(FILE *f, const char *title, struct group *g, enum group_
 			break;
 		case G_ASKS:
 			fprintf(f, "      %5lu  ", r->n);
-			logread_put_text(f, r->part[2]);
+			termtext_put_text(f, r->part[2]);
 			fprintf(f, "%*s", (int)(strlen(r->part[2]) < 6 ? 6 - strlen(r->part[2]) : 0), "");
 			fputs("  ", f);
-			logread_put_text(f, r->part[1]);
+			termtext_put_text(f, r->part[1]);
 			fprintf(f, "%*s", (int)(strlen(r->part[1]) < 8 ? 8 - strlen(r->part[1]) : 0), "");
 			fputs("  ", f);
 			break;
@@ -339,11 +340,11 @@ static void print_group(FILE *f, const char *title, struct group *g, enum group_
 		if (id == G_DENIES || id == G_ASKS)
 			fputs(r->part[0], f);
 		else
-			logread_put_word(f, r->part[0]);
+			termtext_put_word(f, r->part[0]);
 		if (id == G_DENIES) {
 			fputs("  [", f);
 			if (r->part[1][0])
-				logread_put_word(f, r->part[1]);
+				termtext_put_word(f, r->part[1]);
 			else
 				fputs("the default", f);
 			fputc(']', f);
@@ -357,7 +358,7 @@ static void print_group(FILE *f, const char *title, struct group *g, enum group_
 static void field(FILE *f, const char *label, const char *value)
 {
 	fprintf(f, "  %-10s ", label);
-	logread_put_text(f, value ? value : "not recorded");
+	termtext_put_text(f, value ? value : "not recorded");
 	fputc('\n', f);
 }
 
@@ -367,7 +368,7 @@ static void print_session(FILE *f, struct session_summary *x, bool color)
 	long long t0, t1;
 	unsigned ms0, ms1;
 	fputs(color ? "\033[1msession " : "session ", f);
-	logread_put_text(f, a->id);
+	termtext_put_text(f, a->id);
 	fputs(color ? "\033[0m\n" : "\n", f);
 	fprintf(f, "  %-10s ", "start");
 	logread_put_time(f, a->first_ts, true);

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "core/grow.h"
+#include "core/termtext.h"
 #include "launcher/cli/launcher.h"
 #include "launcher/log/logread.h"
 #include "launcher/log/audit.h"
@@ -394,106 +395,7 @@ int logread_file(const char *file, const char *cmd, const struct logread_filter 
 	return r < 0 ? -1 : 0;
 }
 
-/* ---- text for a terminal --------------------------------------------------------- */
-
-/*
- * Length of a sequence at s a terminal would act on rather than show: C0
- * controls and DEL, C1 controls (U+0080-U+009F, which some terminals obey
- * as CSI and friends) and the bidi controls that reorder what is shown
- * (CVE-2021-42574).  0 when s starts none.  The log holds what an agent
- * chose to run; printing it must not let it drive the reader's terminal.
- */
-static size_t unsafe_len(const unsigned char *s)
-{
-	if (s[0] < 0x20 || s[0] == 0x7f)
-		return 1;
-	if (s[0] == 0xC2 && s[1] >= 0x80 && s[1] <= 0x9F)
-		return 2;
-	if (s[0] == 0xE2 && s[1] == 0x80 &&
-	    ((s[2] >= 0xAA && s[2] <= 0xAE) || s[2] == 0x8E || s[2] == 0x8F))
-		return 3; /* LRE..RLO, LRM, RLM */
-	if (s[0] == 0xE2 && s[1] == 0x81 && s[2] >= 0xA6 && s[2] <= 0xA9)
-		return 3; /* LRI..PDI */
-	return 0;
-}
-
-/* Writes the n unsafe bytes at s as \n, \t, \r or \xNN (both shell $'...' and readable). */
-static void put_escaped(FILE *f, const unsigned char *s, size_t n)
-{
-	for (size_t i = 0; i < n; i++) {
-		if (s[i] == '\n')
-			fputs("\\n", f);
-		else if (s[i] == '\t')
-			fputs("\\t", f);
-		else if (s[i] == '\r')
-			fputs("\\r", f);
-		else
-			fprintf(f, "\\x%02x", s[i]);
-	}
-}
-
-void logread_put_text(FILE *f, const char *s)
-{
-	const unsigned char *u = (const unsigned char *)s;
-	while (*u) {
-		size_t n = unsafe_len(u);
-		if (n)
-			put_escaped(f, u, n);
-		else
-			fputc(*u, f);
-		u += n ? n : 1;
-	}
-}
-
-static bool has_unsafe(const char *s)
-{
-	for (const unsigned char *u = (const unsigned char *)s; *u; u++)
-		if (unsafe_len(u))
-			return true;
-	return false;
-}
-
-/* True when s reads the same to sh without quotes. */
-static bool plain_word(const char *s)
-{
-	if (!*s)
-		return false;
-	for (; *s; s++)
-		if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') ||
-		      (*s >= '0' && *s <= '9') || strchr("_@%+=:,./-", *s)))
-			return false;
-	return true;
-}
-
-void logread_put_word(FILE *f, const char *s)
-{
-	if (plain_word(s)) {
-		fputs(s, f);
-		return;
-	}
-	if (!has_unsafe(s)) {
-		fputc('\'', f);
-		for (; *s; s++)
-			if (*s == '\'')
-				fputs("'\\''", f);
-			else
-				fputc(*s, f);
-		fputc('\'', f);
-		return;
-	}
-	fputs("$'", f);
-	for (const unsigned char *u = (const unsigned char *)s; *u;) {
-		size_t n = unsafe_len(u);
-		if (n)
-			put_escaped(f, u, n);
-		else if (*u == '\'' || *u == '\\')
-			fprintf(f, "\\%c", *u);
-		else
-			fputc(*u, f);
-		u += n ? n : 1;
-	}
-	fputc('\'', f);
-}
+/* ---- text for a terminal (escaped by core/termtext.h) ------------------------------ */
 
 void logread_put_time(FILE *f, const char *ts, bool with_date)
 {
@@ -514,7 +416,7 @@ void logread_put_time(FILE *f, const char *ts, bool with_date)
 static void put_field(FILE *f, json_object *ev, const char *key)
 {
 	const char *s = logread_str(ev, key);
-	logread_put_text(f, s ? s : "?");
+	termtext_put_text(f, s ? s : "?");
 }
 
 /* A number field: its value, or "?" when absent. */
@@ -549,9 +451,9 @@ static void put_start(FILE *f, json_object *ev)
 		return;
 	}
 	fputs("; ", f);
-	logread_put_text(f, sandbox ? sandbox : "?");
+	termtext_put_text(f, sandbox ? sandbox : "?");
 	fputs(" sandbox, ", f);
-	logread_put_text(f, mode >= 0 ? networks[mode] : net ? net : "network ?");
+	termtext_put_text(f, mode >= 0 ? networks[mode] : net ? net : "network ?");
 	fputs(", ", f);
 	put_num(f, ev, "masked");
 	fprintf(f, " path(s) masked%s; seccomp refuses",
@@ -562,7 +464,7 @@ static void put_start(FILE *f, json_object *ev)
 		for (size_t i = 0; i < json_object_array_length(v); i++) {
 			const char *g = json_object_get_string(json_object_array_get_idx(v, i));
 			fputc(' ', f);
-			logread_put_text(f, g ? g : "?");
+			termtext_put_text(f, g ? g : "?");
 		}
 	/* the Landlock ruleset's ABI, or why there was none (left out by launchers before it) */
 	if (json_object_object_get_ex(ev, "landlock", &v)) {
@@ -571,7 +473,7 @@ static void put_start(FILE *f, json_object *ev)
 			fprintf(f, "; Landlock ruleset (ABI %d)", json_object_get_int(v));
 		else {
 			fputs("; Landlock ", f);
-			logread_put_text(f, why ? why : "?");
+			termtext_put_text(f, why ? why : "?");
 		}
 	}
 }
@@ -600,13 +502,13 @@ void logread_put_what(FILE *f, json_object *ev)
 	json_object *args;
 	if ((s = logread_str(ev, "command"))) {
 		fputs("exec ", f);
-		logread_put_word(f, s);
+		termtext_put_word(f, s);
 		if (json_object_object_get_ex(ev, "args", &args) &&
 		    json_object_is_type(args, json_type_array))
 			for (size_t i = 0; i < json_object_array_length(args); i++) {
 				const char *a = json_object_get_string(json_object_array_get_idx(args, i));
 				fputc(' ', f);
-				logread_put_word(f, a ? a : "");
+				termtext_put_word(f, a ? a : "");
 			}
 		if (json_object_object_get_ex(ev, "truncated", &args) && json_object_get_boolean(args))
 			fputs(" ...(truncated)", f);
@@ -615,26 +517,26 @@ void logread_put_what(FILE *f, json_object *ev)
 		const char *what = logread_str(ev, "action")  ? logread_str(ev, "action")
 				   : logread_str(ev, "event") ? logread_str(ev, "event")
 							      : "open";
-		logread_put_text(f, what);
+		termtext_put_text(f, what);
 		fputc(' ', f);
-		logread_put_word(f, s);
+		termtext_put_word(f, s);
 		if ((s = logread_str(ev, "kept"))) {
 			fputs(" -> ", f);
-			logread_put_word(f, s);
+			termtext_put_word(f, s);
 		}
 	} else if ((s = logread_str(ev, "network_dst"))) {
 		fputs("connect ", f);
-		logread_put_text(f, s);
+		termtext_put_text(f, s);
 		if ((s = logread_str(ev, "network_addr"))) {
 			fputs(" at ", f);
-			logread_put_text(f, s);
+			termtext_put_text(f, s);
 		}
 	} else if (logread_is_event(ev, AUDIT_SESSION_START))
 		put_start(f, ev);
 	else if (logread_is_event(ev, AUDIT_SESSION_END))
 		put_end(f, ev);
 	else if ((s = logread_str(ev, "message")))
-		logread_put_text(f, s);
+		termtext_put_text(f, s);
 	else
 		fputc('-', f);
 }
@@ -651,6 +553,6 @@ void logread_put_traffic(FILE *f, json_object *ev)
 		fprintf(f, ", %lld ms", ms);
 	if (via) {
 		fputs(", via ", f);
-		logread_put_text(f, via);
+		termtext_put_text(f, via);
 	}
 }

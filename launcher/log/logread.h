@@ -138,14 +138,14 @@ void log_session_free(struct log_session *x);
 
 /* ---- text for a terminal --------------------------------------------------------- */
 
-/* Free text (a reason, a message): control and bidi sequences escaped, the rest as it is. */
-void logread_put_text(FILE *f, const char *s);
-
-/* A word as a shell would need it to be pasted back: bare, '...', or $'...' with escapes. */
-void logread_put_word(FILE *f, const char *s);
+/*
+ * Free text and words (programs, arguments, paths) are written with
+ * termtext_put_text() and termtext_put_word() (core/termtext.h): the same
+ * escapes as the approval TUI and the prompt.
+ */
 
 /*
- * What an event did: "exec CMD ARG...", "ACTION PATH", "connect DST"; a
+ * What an event did: "exec CMD ARG... (each a termtext_put_word())", "ACTION PATH", "connect DST"; a
  * session's start or end from its fields ("session started: PROGRAM; policy
  * P; workspace W; SANDBOX", "session ended: exit status N; COUNTS"); else its
  * message.

@@ -15,8 +15,8 @@
 #include <unistd.h>
 
 #include "core/grow.h"
+#include "core/termtext.h"
 #include "launcher/log/audit.h"
-#include "launcher/log/logread.h"
 #include "launcher/sandbox/copies.h"
 #include "policy/policy.h"
 
@@ -1077,12 +1077,12 @@ static void note(struct copies *c, const char *event, const char *path, const ch
 	}
 	/* names the agent chose: their control characters must not drive the user's terminal */
 	fputs("  ", c->msgf);
-	logread_put_text(c->msgf, path);
+	termtext_put_text(c->msgf, path);
 	fputs(": ", c->msgf);
-	logread_put_text(c->msgf, what);
+	termtext_put_text(c->msgf, what);
 	if (kept) {
 		fputs("\n      kept in ", c->msgf);
-		logread_put_text(c->msgf, kept);
+		termtext_put_text(c->msgf, kept);
 	}
 	fputc('\n', c->msgf);
 }
@@ -2419,7 +2419,7 @@ void copies_finish(struct copies *c, struct audit_log *log, struct copies_result
 	if (c->msgf && c->said_header) {
 		fputs("  Review each before using it: `diff -r KEPT PATH`; to apply one by hand, copy "
 		      "it over PATH (all of them: ", c->msgf);
-		logread_put_text(c->msgf, c->kept);
+		termtext_put_text(c->msgf, c->kept);
 		fputs(").\n", c->msgf);
 	}
 	if (c->msgf)

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "launcher/log/logread.h"
+#include "core/termtext.h"
 #include "launcher/suggest/suggest.h"
 
 char *suggest_format(const char *fmt, ...)
@@ -68,14 +68,14 @@ char *suggest_example_text(const struct action *a)
 		return NULL;
 	if (a->kind == K_EXEC) {
 		fputs("exec ", g);
-		logread_put_word(g, a->program);
+		termtext_put_word(g, a->program);
 		for (size_t i = 0; i < a->nargs; i++) {
 			fputc(' ', g);
-			logread_put_word(g, a->args[i]);
+			termtext_put_word(g, a->args[i]);
 		}
 	} else if (a->kind == K_FILE) {
 		fprintf(g, "%s ", policy_file_action_name(a->faction));
-		logread_put_word(g, a->path);
+		termtext_put_word(g, a->path);
 	} else {
 		fprintf(g, strchr(a->host, ':') ? "connect [%s]:%u" : "connect %s:%u", a->host, a->port);
 	}

@@ -69,7 +69,7 @@ has "a launcher event: its message" out \
 	"23:59:59.999 bbbbbbbb launcher      99 -     session started: policy <default>"
 has "control characters in arguments are escaped, shell-style" out \
 	"exec printf \$'\\x1b[2J\\x1b]0;pwned\\x07' \$'a\\nb'"
-has "control and bidi characters in a reason are escaped" out "tab\\there \\xe2\\x80\\xae reversed"
+has "control and bidi characters in a reason are escaped" out "tab\\there \\u202e reversed"
 if LC_ALL=C grep -q "$(printf '\033')" "$TMP/out"; then
 	fail "no escape byte reaches the terminal (and no colour into a pipe)" "$(details)"
 else

@@ -55,7 +55,8 @@ case_control()
 	expect_msg '"type": "hello"'
 	expect_msg "\"what\": \"write $W/asked/k-allow\""
 	expect_msg '"reason": "writes under asked/ wait for a human"'
-	expect_msg '"who": "[^"]*sh -c while'
+	# who: the asker's command line, each argument a shell word (core/termtext.h)
+	expect_msg '"who": "[^"]*sh -c '\''while'
 	expect_msg '"decision": "allow", "decided_by": "human"'
 	expect_msg '"type": "end", "status": 0'
 	expect_log file="$W/asked/k-allow" decision=allow decided_by=human

@@ -334,9 +334,24 @@ EOF
 	done_check
 
 	pty_run "n" -- --policy "$pol" -- sh -c \
-		'echo x > "$(printf "asked/f\r\033[2Kairlock: pid 7 (sh) asks to write harmless")" || echo refused-f'
-	check "$p: interactive: control characters in the request are shown as ?, no escape sequence reaches the prompt"
-	expect_err_has "asked/f??[2Kairlock: pid 7"
+		'{ echo x > "$(printf "asked/f\r\033[2Kairlock: pid 7 (sh) asks to write harmless")"; } 2>/dev/null || echo refused-f'
+	check "$p: interactive: control characters in the request are shown escaped, no escape sequence reaches the prompt"
+	expect_err_has "asks to write \$'$W/asked/f\\r\\x1b[2Kairlock: pid 7 (sh) asks to write harmless'"
+	expect_err_lacks "$(printf '\033[2K')"
+	expect_log decision=deny decided_by=human
+	done_check
+
+	# text that would make the request read as another one (core/termtext.h): shown escaped,
+	# as `airlock log` shows it; the agent's own error message is kept off the terminal
+	rlo=$(printf '\342\200\256') zw=$(printf '\342\200\213') iso=$(printf '\342\201\246')
+	tag=$(printf '\363\240\201\201') c1=$(printf '\302\233') shy=$(printf '\302\255')
+	pty_run "n" -- --policy "$pol" -- sh -c \
+		'{ echo x > "asked/$1"; } 2>/dev/null || echo refused-d' sh "${rlo}fdp.txt ${zw}${iso}${tag}${c1}${shy}caf$(printf '\303\251')"
+	check "$p: interactive: bidi, zero-width, tag, C1 characters in the request are shown escaped (\\u202e), never raw"
+	expect_err_has "asks to write \$'$W/asked/\\u202efdp.txt \\u200b\\u2066\\U000e0041\\xc2\\x9b\\u00adcaf$(printf '\303\251')'"
+	for raw in "$rlo" "$zw" "$iso" "$tag" "$c1" "$shy"; do
+		expect_err_lacks "$raw"
+	done
 	expect_log decision=deny decided_by=human
 	done_check
 }

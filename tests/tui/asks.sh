@@ -220,3 +220,76 @@ case_cut_marks_utf8()
 	wait_for "exec /bin/true" && wait_for "…tmp/review/pol.yaml:5" || return 1
 	capture | grep -qF "3145728 down,… allow" || fail "the cut what has no trailing marker"
 }
+
+# ---- text that disguises a request (core/termtext.h) -------------------------------------
+
+# no_raw_controls: the screen holds none of the bytes a disguise is made of: not U+202E (e2 80 ae),
+# the isolates, marks, zero-width characters, tags, C1 controls (c2 80-9f), ESC.
+no_raw_controls()
+{
+	s=$(capture | od -An -tx1 | tr -d '\n')
+	for seq in "e2 80 ae" "e2 81 a6" "e2 81 a9" "e2 80 8e" "e2 80 8f" "e2 80 8b" "e2 80 8d" \
+		"e2 81 a0" "ef bb bf" "c2 ad" "cd 8f" "e1 85 9f" "e3 85 a4" "ef be a0" "e1 a0 8e" \
+		"f3 a0 81 81" "ef b8 8f" "c2 9b" " 1b"; do
+		case $s in *" $seq"*) fail "the screen holds the raw bytes $seq"; return 1 ;; esac
+	done
+}
+
+# the ask's JSON: what (JSON string text, \u escapes allowed; raw bytes too), who fixed
+ask_json()
+{
+	fake raw "{\"type\":\"ask\",\"id\":$1,\"pid\":4242,\"who\":\"python3 agent.py\",\"what\":\"$2\",\"rule\":\"policy.yaml:12\",\"reason\":\"$3\",\"timeout_ms\":60000}"
+}
+
+# An ask carrying each kind of disguising text: the panel shows each escaped, never the raw
+# code point; é and 日本 stay readable.
+case_disguised_ask()
+{
+	locale -a 2>/dev/null | grep -qi '^c\.utf-\?8$' || { skip "no C.UTF-8 locale"; return; }
+	start_fake || return 1
+	start_tui --utf8 --size 120 40 && wait_for "allow 2 deny 1" || return 1
+	c1=$(printf '\302\233') bad=$(printf '\233\377')
+	ask_json 1 "exec rm -rf \\u202e/ fdp.txt ISO=\\u2066x\\u2069 MARK=\\u200e\\u200f ZW=a\\u200bb\\u200dc\\u2060d\\ufeff SHY=pass\\u00adwd CGJ=\\u034f FILL=\\u115f\\u3164\\uffa0 MVS=\\u180e TAG=\\udb40\\udc41 VS=\\ufe0f C1=$c1 ESC=\\u001b[2J BAD=$bad" \
+		"why\\u202e caf\\u00e9 \\u65e5\\u672c"
+	wait_for "APPROVAL NEEDED #1" || return 1
+	# the what wraps by columns: each escape is looked for on its own
+	for want in 'exec rm -rf \u202e/ fdp.txt' '\u2066' '\u2069' '\u200e' '\u200f' '\u200b' \
+		'\u200d' '\u2060' '\ufeff' '\u00ad' '\u034f' '\u115f' '\u3164' '\uffa0' '\u180e' \
+		'\U000e0041' '\ufe0f' '\xc2\x9b' '\x1b' '\x9b' '\xff' 'policy.yaml:12: why\u202e café 日本'; do
+		wait_for "$want" 2 || return 1
+	done
+	no_raw_controls
+}
+
+# The launcher's what is a quoted argv; the TUI shows it as it came (its escapes are not
+# escaped again), and the ask's row in the queue too.
+case_disguised_ask_quoted()
+{
+	ready || return 1
+	ask_json 1 "exec /bin/rm -rf \$'\\\\u202e/ fdp.txt' 'my dir'" "r"
+	ask_json 2 "write \$'/w/\\\\u202etxt.exe'" "r"
+	wait_for "exec /bin/rm -rf \$'\\u202e/ fdp.txt' 'my dir'" &&
+		wait_for "#2 write \$'/w/\\u202etxt.exe'" || return 1
+	no_raw_controls
+}
+
+# A long request full of escapes, on a narrow screen: it wraps between units, so every
+# escape is shown whole (as many \u202e on the screen as in the request), and Y answers it.
+case_disguised_wraps()
+{
+	start_fake || return 1
+	start_tui --size 31 40 && wait_for "fake0123456789ab" || return 1
+	what="exec x" k=0
+	while [ $k -lt 24 ]; do
+		what="$what $(printf '%.*s' $((k % 5)) abcd)\\u202e"
+		k=$((k + 1))
+	done
+	ask_json 1 "$what" "r"
+	wait_for "APPROVAL NEEDED" || return 1
+	n=$(capture | grep -o '\\u202e' | wc -l)
+	[ "$n" = 24 ] || fail "$n whole \\u202e on the screen, not 24 (an escape was split)" || return 1
+	no_raw_controls || return 1
+	sleep 1
+	keys y
+	wait_record '"id":1,"answer":"allow"'
+}

@@ -11,6 +11,7 @@
  * "tui-exit=N", and exits with N.
  *
  * Built by run.sh: cc -I. tests/tui/driver.c BUILD/launcher/approvals/{tui,tui_model,tui_draw,tui_keys,vterm}.o
+ *   BUILD/core/termtext.o
  *   -ljson-c -lncursesw -ltinfo -lutil
  */
 #include <errno.h>

@@ -76,6 +76,22 @@ case_real_b()
 		fail "the second write was not denied by session memory"
 }
 
+# A real agent's request with U+202E in its path, and an exec with it in an argument: the
+# panel and the activity show them as `airlock log` does (shell words, \u202e), never the
+# raw code point; N denies.
+case_real_disguised()
+{
+	need_real || return
+	arun_pane '/usr/bin/printf "%s\n" "rm$(printf "\342\200\256")fdp" >/dev/null; echo x > "asked/$(printf "\342\200\256")txt.exe" || echo refused; sleep 0.3'
+	wait_for "write \$'$RWS/asked/\\u202etxt.exe'" && wait_keys || return
+	wait_for "exec /usr/bin/printf '%s\\n' \$'rm\\u202efdp'" || return
+	no_raw_controls || return
+	keys n
+	wait_for "run-exit=" || return
+	[ "$(log_count "txt.exe" '"decision":"deny"' '"decided_by":"human"')" = 1 ] ||
+		fail "no deny by a human in the log"
+}
+
 case_real_tab_quit()
 {
 	need_real || return

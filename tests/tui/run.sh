@@ -2,8 +2,8 @@
 # run.sh — TAP tests of the approval TUI (launcher/approvals/tui.c), driven for real in tmux: each case
 # starts a pane running the TUI, types into it with send-keys and reads it with capture-pane.
 #
-# Usage: tests/tui/run.sh BUILD_DIR      (BUILD_DIR holds the TUI's objects, launcher/approvals/tui*.o
-# and vterm.o, as `make` builds them)
+# Usage: tests/tui/run.sh BUILD_DIR      (BUILD_DIR holds the TUI's objects, launcher/approvals/tui*.o,
+# vterm.o and core/termtext.o, as `make` builds them)
 #
 # The TUI runs through tests/tui/driver.c (compiled here against those objects),
 # connected to tests/tui/fake_session.py, a fake session speaking the control protocol that
@@ -52,6 +52,9 @@ for o in tui tui_model tui_draw tui_keys vterm; do
 		skip_all "$BUILD/launcher/approvals/$o.o is missing (run make first)"
 	TUI_OBJS="$TUI_OBJS $BUILD/launcher/approvals/$o.o"
 done
+# the escaping the TUI shares with `airlock log` and the prompt
+[ -f "$BUILD/core/termtext.o" ] || skip_all "$BUILD/core/termtext.o is missing (run make first)"
+TUI_OBJS="$TUI_OBJS $BUILD/core/termtext.o"
 
 T=$(mktemp -d "${TMPDIR:-/tmp}/airlock-tui-test.XXXXXX")
 TS=airlock-test-$$
@@ -137,8 +140,12 @@ tcase "malformed lines are counted and ignored" case_malformed
 tcase "a line over the bound ends the TUI with 2" case_overlong
 tcase "SIGTERM restores the terminal" case_sigterm
 tcase "an unknown or missing TERM: 1, with a message" case_bad_terminal
-tcase "control characters in events are shown as ?, never sent to the terminal" case_hostile_text
-tcase "UTF-8 paths show in a UTF-8 locale" case_utf8
+tcase "control characters in events are shown escaped (\\x1b), never sent to the terminal" case_hostile_text
+tcase "UTF-8 paths show in a UTF-8 locale (a shell word, as airlock log shows it)" case_utf8
+tcase "an ask with bidi, zero-width, tag, C1, ESC and invalid bytes shows each escaped, never raw" case_disguised_ask
+tcase "an ask's quoted argv shows as the launcher quoted it, in the panel and the queue" case_disguised_ask_quoted
+tcase "a long request of escapes wraps between them on a narrow screen; Y answers it" case_disguised_wraps
+tcase "events with disguising text: argv as shell words, each kind escaped, a cut row ends on a whole escape" case_disguised_activity
 tcase "an ask taking the place of one that went takes no key at first: Y is not carried over" case_guard_swap
 tcase "yy answers one ask; a second key soon after does not answer the next" case_guard_double
 tcase "at 20 columns the request wraps whole, and Y answers it" case_narrow_wraps
@@ -160,6 +167,7 @@ tcase "airlock attach: a session that went away is said" case_attach_gone
 tcase "airlock attach: a detach is said, the session going on" case_attach_detached
 tcase "real run: an ask appears (what, reason); Y lets the program continue" case_real_yes
 tcase "real run: B denies, and the same request again is denied without a prompt" case_real_b
+tcase "real run: a request with U+202E in a path and an argument shows escaped, as shell words; N denies" case_real_disguised
 tcase "real run: Tab shows the agent's output and types into it; Q then y ends the session (143)" case_real_tab_quit
 tcase "real run: a resize keeps the layout and resizes the agent's terminal" case_real_resize
 tcase "attach: a headless session's ask is approved from a second terminal; a second client counts, its detach too" case_real_attach

@@ -177,7 +177,7 @@ case_hostile_text()
 	ready || return 1
 	esc=$(printf '\033') bel=$(printf '\007')
 	fake exec deny /usr/bin/printf "${esc}]2;pwned-title${bel}${esc}[2J"
-	wait_for "exec /usr/bin/printf ?]2;pwned-title??[2J" || return 1
+	wait_for "exec /usr/bin/printf \$'\\x1b]2;pwned-title\\x07\\x1b[2J'" || return 1
 	title=$(tmux -L "$TS" display-message -p -t "$CASE" '#{pane_title}')
 	[ "$title" != pwned-title ] || fail "an event's text set the terminal's title"
 }
@@ -188,7 +188,7 @@ case_utf8()
 	start_fake || return 1
 	start_tui --utf8 && wait_for "allow 2 deny 1" || return 1
 	fake write allow /w/café/日本語.txt
-	wait_for "write /w/café/日本語.txt" || return 1
+	wait_for "write '/w/café/日本語.txt'" || return 1
 }
 
 case_bad_terminal()
@@ -244,4 +244,32 @@ case_detach_status()
 	start_tui --attach && wait_for "allow 2 deny 1" || return 1
 	keys d
 	wait_for "tui-end=-2 session=fake0123456789ab"
+}
+
+# Events carrying disguising text: the activity stream shows an exec's argv as shell words
+# (as `airlock log` does), each kind escaped, never the raw code point; a row cut to fit never
+# ends inside an escape.
+case_disguised_activity()
+{
+	locale -a 2>/dev/null | grep -qi '^c\.utf-\?8$' || { skip "no C.UTF-8 locale"; return; }
+	start_fake || return 1
+	start_tui --utf8 && wait_for "allow 2 deny 1" || return 1
+	bad=$(printf '\233')
+	ev='{"type":"event","event":{"source":"shim","decision":"deny","decided_by":"policy","rule":"p.yaml:1",'
+	fake raw "$ev\"command\":\"/bin/rm\",\"args\":[\"-rf\",\"\\u202e/ fdp.txt\",\"a b\"]}}"
+	fake raw "$ev\"file\":\"x\\u2066y\\u2069\\udb40\\udc41\\u0085$bad\",\"action\":\"write\"}}"
+	fake raw "$ev\"network_dst\":\"ex\\u00adample.com\\u200d:443\"}}"
+	fake raw "$ev\"message\":\"\\u001b]2;pwned\\u0007 caf\\u00e9\"}}"
+	fake raw "$ev\"command\":\"/bin/echo\",\"args\":[\"$(printf '\\u202e%.0s' 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16)\"]}}"
+	wait_for "exec /bin/rm -rf \$'\\u202e/ fdp.txt' 'a b'" &&
+		wait_for "write \$'x\\u2066y\\u2069\\U000e0041\\xc2\\x85\\x9b'" &&
+		wait_for 'connect ex\u00adample.com\u200d:443' &&
+		wait_for '\x1b]2;pwned\x07 café' && wait_for "exec /bin/echo \$'\\u202e" || return 1
+	no_raw_controls || return 1
+	# the cut row ends with the mark right after a whole escape
+	row=$(capture | grep -F "exec /bin/echo")
+	case $row in
+	*'\u202e…'*) ;;
+	*) fail "the cut row does not end with a whole escape and the mark: $row" ;;
+	esac
 }

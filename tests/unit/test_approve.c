@@ -544,6 +544,32 @@ static void test_session_memory(void **state)
 }
 
 /*
+ * Session memory keys an exec by its argv, not by its words joined with spaces:
+ * allow-session for git push 'origin main' (one argument) does not allow git push origin
+ * main (two), which the human never saw; the ask shows each argument as a shell word.
+ */
+static void test_session_memory_argv(void **state)
+{
+	static const char *const one[] = { "git", "push", "origin main", NULL };
+	static const char *const two[] = { "git", "push", "origin", "main", NULL };
+	struct fixture *f = *state;
+	int fd = with_human(f, 60);
+	ask_push(f, fd, 5, one);
+	assert_no_answer(f, fd);
+	human_reads(f);
+	assert_non_null(strstr(f->seen, "\"what\":\"exec /usr/bin/git push 'origin main'\""));
+	human_answers(f, last_ask_id(f), "allow-session");
+	assert_answer(f, fd, 5, POLICY_ALLOW, CHANNEL_BY_HUMAN);
+	pid_t child = other_process_asks(f, two);
+	assert_int_equal(child_answer(f, child, 20), -1); /* waits for the human */
+	approve_end(f->h.approvals);
+	assert_int_equal(child_answer(f, child, 200), POLICY_DENY * 10 + CHANNEL_BY_DEFAULT);
+	child = other_process_asks(f, one); /* the same argv: from memory */
+	assert_int_equal(child_answer(f, child, 200), POLICY_ALLOW * 10 + CHANNEL_BY_SESSION);
+	close(fd);
+}
+
+/*
  * An answer just given: the same process asking the same again at once gets
  * it again (execvp(3) retrying each PATH directory); another process, or
  * another request, waits.
@@ -702,6 +728,7 @@ int main(void)
 		T(test_ask_connect_headless),
 		T(test_ask_human),
 		T(test_session_memory),
+		T(test_session_memory_argv),
 		T(test_recent_answer),
 		T(test_ask_timeout),
 		T(test_last_human_leaves),

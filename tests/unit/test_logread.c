@@ -324,7 +324,7 @@ static void test_put_what(void **state)
 		/* a transparent connection decided by its SNI's name: the address it went to too */
 		{ "{\"network_dst\":\"example.com:443\",\"network_addr\":\"203.0.113.7\"}",
 		  "connect example.com:443 at 203.0.113.7" },
-		{ "{\"message\":\"tab\\there \\u202e\"}", "tab\\there \\xe2\\x80\\xae" },
+		{ "{\"message\":\"tab\\there \\u202e\"}", "tab\\there \\u202e" },
 		{ "{}", "-" },
 		/* the session's fields, whole whatever they hold; not the message */
 		{ "{\"event\":\"session_start\",\"program\":\"/usr/bin/a; b\",\"policy\":\"/p; workspace /x\","
