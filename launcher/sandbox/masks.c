@@ -162,7 +162,9 @@ static enum masks_result walk_entry(struct walk *w, const char *path, unsigned d
 		return walk_link(w, path);
 	if (deny_read(w, path))
 		return hide(w, path, S_ISDIR(st.st_mode));
-	if (!S_ISDIR(st.st_mode) || walk_skips(w, path, root) || !w->t->visible(w->t->ctx, path))
+	if (!S_ISDIR(st.st_mode) || walk_skips(w, path, root))
+		return MASKS_OK;
+	if (!w->t->visible(w->t->ctx, path) && !(w->t->below && w->t->below(w->t->ctx, path)))
 		return MASKS_OK;
 	if (depth >= MASKS_WALK_MAX_DEPTH) {
 		w->rep->capped = true;

@@ -31,6 +31,13 @@ struct masks_target {
 	 * visible() is false for it and all below.  0, or -errno.
 	 */
 	int (*mask)(void *ctx, const char *canon, bool is_dir);
+	/*
+	 * True when something strictly below the host's directory canon shows
+	 * inside though canon itself does not (home as an allowlist: its
+	 * tools' trees bound on an empty tmpfs), so the walk goes down to
+	 * them.  NULL: never.
+	 */
+	bool (*below)(void *ctx, const char *canon);
 	void *ctx;
 };
 

@@ -85,6 +85,8 @@ enum sandbox_op_kind {
 	SANDBOX_OP_SETENV,      /* a: name, b: value */
 	SANDBOX_OP_CHDIR,       /* a: directory */
 	SANDBOX_OP_RO_BIND_DATA, /* a: fd, b: destination file */
+	SANDBOX_OP_HOME_TMPFS,  /* a: home: an empty tmpfs, made read-only by a REMOUNT_RO at the end */
+	SANDBOX_OP_REMOUNT_RO,  /* a: a mount point already made: read-only from now on */
 	SANDBOX_OP_MAX
 };
 
@@ -117,6 +119,8 @@ static const struct {
 	[SANDBOX_OP_SETENV] = { "--setenv", 2 },
 	[SANDBOX_OP_CHDIR] = { "--chdir", 1 },
 	[SANDBOX_OP_RO_BIND_DATA] = { "--ro-bind-data", 2 },
+	[SANDBOX_OP_HOME_TMPFS] = { "--tmpfs", 1 },
+	[SANDBOX_OP_REMOUNT_RO] = { "--remount-ro", 1 },
 };
 
 /* One setup operation.  Strings owned. */
@@ -224,6 +228,7 @@ static const char *op_mount_dest(const struct sandbox_op *op)
 	case SANDBOX_OP_DEV:
 	case SANDBOX_OP_PROC:
 	case SANDBOX_OP_TMPFS:
+	case SANDBOX_OP_HOME_TMPFS:
 	case SANDBOX_OP_MASK_FILE:
 	case SANDBOX_OP_MASK_DIR:
 		return op->a;
@@ -428,13 +433,144 @@ static int read_link_add(struct builder *b, const char *expanded, const char *ca
 	return op_add(b, SANDBOX_OP_SYMLINK, text, expanded);
 }
 
-/* sandbox.read entries; an empty list means the whole file system, read-only. */
+/*
+ * What the sandbox shows of home when the whole file system is shown
+ * (DESIGN.md "Contained by default"): the tools' caches, toolchains and
+ * non-secret configuration, relative to home; the rest is absent.  Secrets
+ * inside these trees are still masked (the mask walk descends them) and
+ * refused by rules.  Left out on purpose: shell rc files (API keys are
+ * exported there), ~/.local/share (keyrings, browsers' data), ~/.m2 and
+ * ~/.gradle's property files (registry passwords), every credential store.
+ */
+static const char *const home_shown[] = {
+	/* git */
+	".gitconfig", ".gitignore", ".gitignore_global", ".gitattributes", ".config/git/config",
+	".config/git/ignore", ".config/git/attributes",
+	/* caches and package stores */
+	".cache", ".npm", ".node-gyp", ".yarn", ".yarnrc", ".yarnrc.yml", ".config/yarn",
+	".local/share/pnpm", ".pnpm-store", ".bun/bin", ".bun/install", ".deno",
+	".cargo/bin", ".cargo/registry", ".cargo/git", ".cargo/config.toml", ".cargo/config",
+	".cargo/env", ".rustup", "go", ".m2/repository", ".gradle/caches", ".gradle/wrapper",
+	".ivy2/cache", ".sbt/boot", ".nuget/packages", ".cpan", ".gem/specs", ".gem/ruby",
+	/* toolchains and version managers */
+	".local/bin", ".local/lib", ".pyenv", ".rbenv", ".nvm", ".volta", ".fnm", ".asdf",
+	".local/share/mise", ".config/mise", ".sdkman", ".jdks", ".conda", ".condarc",
+	"miniconda3", "anaconda3", "miniforge3", ".local/share/uv", ".config/uv", ".local/pipx",
+	".local/share/virtualenvs", ".npm-global", ".config/pip", ".pip", ".pydistutils.cfg",
+	/* agent CLIs' installs (their state is their profile's: writable when it is in effect) */
+	".local/share/claude", ".claude/local", ".codex/bin",
+	/* editors' and terminals' harmless settings tools read */
+	".editorconfig", ".inputrc", ".terminfo", ".config/nvim", ".vimrc", ".vim",
+};
+
+/* True when sandbox.read names home itself ("~"): the policy shows all of it. */
+static bool read_names_home(struct builder *b, const char *home)
+{
+	const struct policy_sandbox *sb = &b->cfg->policy->sandbox;
+	char path[PATH_MAX], canon[PATH_MAX];
+	for (size_t i = 0; i < sb->nread; i++)
+		if (path_expand(b, "read", sb->read[i], path, sizeof path) == 0 &&
+		    path_existing(path, canon) && strcmp(canon, home) == 0)
+			return true;
+	return false;
+}
+
+/* True when a sandbox.write path is home or above it: home is writable, so shown whole. */
+static bool write_covers_home(struct builder *b, const char *home)
+{
+	const struct policy_sandbox *sb = &b->cfg->policy->sandbox;
+	char path[PATH_MAX], canon[PATH_MAX];
+	for (size_t i = 0; i < sb->nwrite; i++)
+		if (path_expand(b, "write", sb->write[i], path, sizeof path) == 0 &&
+		    path_existing(path, canon) && path_within(home, canon))
+			return true;
+	return false;
+}
+
+/* Shows path (home/entry as written, its parents plain directories of the tmpfs) as its canonical target. */
+static int home_entry_add(struct builder *b, const char *path)
+{
+	char canon[PATH_MAX];
+	if (!path_existing(path, canon) || path_within(canon, RUN_SANDBOX_DIR))
+		return 0;
+	return op_add(b, SANDBOX_OP_RO_BIND, canon, path);
+}
+
+/*
+ * Home as an allowlist: an empty tmpfs over it (read-only once every mount
+ * below it is made: home_seal()), then each
+ * home_shown entry that exists and each sandbox.read path under home,
+ * read-only.  Home is shown whole when it is the workspace or inside it,
+ * when a sandbox.write path covers it, when sandbox.read names "~", and when
+ * it is "/" or one of the sandbox's own mounts (a home in /tmp is private
+ * anyway).  The workspace, sandbox.write paths and a profile's state
+ * directories under home are bound later, over the tmpfs.
+ */
+static int home_view_add(struct builder *b)
+{
+	const struct sandbox_config *cfg = b->cfg;
+	const struct policy_sandbox *sb = &cfg->policy->sandbox;
+	char home[PATH_MAX], path[PATH_MAX];
+	if (!cfg->home || !path_existing(cfg->home, home) || strcmp(home, "/") == 0 ||
+	    is_own_mount(home) || inside_own_mount(home) || path_within(home, cfg->workspace) ||
+	    path_within(RUN_SANDBOX_DIR, home) || read_names_home(b, home) ||
+	    write_covers_home(b, home))
+		return 0;
+	int r = op_add(b, SANDBOX_OP_HOME_TMPFS, home, NULL);
+	for (size_t i = 0; i < NELEM(home_shown) && !r; i++) {
+		int n = snprintf(path, sizeof path, "%s/%s", home, home_shown[i]);
+		if (n > 0 && (size_t)n < sizeof path)
+			r = home_entry_add(b, path);
+	}
+	for (size_t i = 0; i < sb->nread && !r; i++) {
+		r = path_expand(b, "read", sb->read[i], path, sizeof path);
+		if (!r && path_within(path, home) && strcmp(path, home) != 0)
+			r = home_entry_add(b, path);
+	}
+	if (!r)
+		b->rep->home_shown = true;
+	return r;
+}
+
+/* The allowlist's tmpfs read-only, after every mount below it (bwrap makes their mount points in it). */
+static int home_seal(struct builder *b)
+{
+	for (size_t i = 0; i < b->nops; i++)
+		if (b->ops[i].kind == SANDBOX_OP_HOME_TMPFS)
+			return op_add(b, SANDBOX_OP_REMOUNT_RO, b->ops[i].a, NULL);
+	return 0;
+}
+
+/* True when a sandbox.read entry lies outside home ("~" and "~/..." do not): then the list is all the sandbox shows. */
+static bool read_outside_home(struct builder *b)
+{
+	const struct policy_sandbox *sb = &b->cfg->policy->sandbox;
+	char path[PATH_MAX], home[PATH_MAX];
+	bool have_home = b->cfg->home && path_existing(b->cfg->home, home);
+	for (size_t i = 0; i < sb->nread; i++) {
+		if (path_expand(b, "read", sb->read[i], path, sizeof path) != 0)
+			return true; /* reported when the list is walked */
+		if (!have_home || !path_within(path, home))
+			return true;
+	}
+	return false;
+}
+
+/*
+ * sandbox.read entries.  With none outside home (none at all, or only
+ * "~/..." paths), the whole file system read-only, home as an allowlist
+ * (home_view_add()); else the entries alone.
+ */
 static int read_tree_add(struct builder *b, bool late)
 {
 	const struct policy_sandbox *sb = &b->cfg->policy->sandbox;
 	char path[PATH_MAX], canon[PATH_MAX];
-	if (sb->nread == 0)
-		return late ? 0 : op_add(b, SANDBOX_OP_RO_BIND, "/", "/");
+	if (!read_outside_home(b)) {
+		if (late)
+			return 0;
+		int r = op_add(b, SANDBOX_OP_RO_BIND, "/", "/");
+		return r ? r : home_view_add(b);
+	}
 	for (size_t i = 0; i < sb->nread; i++) {
 		int r = path_expand(b, "read", sb->read[i], path, sizeof path);
 		if (r)
@@ -578,6 +714,18 @@ static bool target_visible(void *ctx, const char *canon)
 	return host_visible(ctx, canon);
 }
 
+static bool target_below(void *ctx, const char *canon)
+{
+	const struct builder *b = ctx;
+	for (size_t i = 0; i < b->nops; i++) {
+		const struct sandbox_op *op = &b->ops[i];
+		if ((op->kind == SANDBOX_OP_RO_BIND || op->kind == SANDBOX_OP_BIND) &&
+		    path_within(op->b, canon) && strcmp(op->b, canon) != 0 && host_visible(b, op->b))
+			return true;
+	}
+	return false;
+}
+
 /* /dev/null over a file (or any non-directory), a read-only empty tmpfs over a directory. */
 static int target_mask(void *ctx, const char *canon, bool is_dir)
 {
@@ -590,7 +738,8 @@ static int target_mask(void *ctx, const char *canon, bool is_dir)
  */
 static int masks_add(struct builder *b)
 {
-	const struct masks_target t = { .visible = target_visible, .mask = target_mask, .ctx = b };
+	const struct masks_target t = { .visible = target_visible, .mask = target_mask,
+					.below = target_below, .ctx = b };
 	struct masks_report mr;
 	char failing[PATH_MAX];
 	int e = 0;
@@ -882,6 +1031,8 @@ static int build_all(struct builder *b)
 		r = protections_add(b);
 	if (!r)
 		r = masks_add(b);
+	if (!r)
+		r = home_seal(b);
 	if (!r)
 		r = process_add(b);
 	return r;

@@ -58,6 +58,7 @@ struct sandbox_report {
 	bool masks_capped;     /* the bounded walk stopped early: more may exist */
 	unsigned walked;       /* directory entries examined */
 	bool network_rules_ignored; /* --unshare-net with network rules: network: none, or proxy without netns */
+	bool home_shown;       /* home is an allowlist: an empty tmpfs, the tools' trees bound on it */
 	const char *open_gate; /* set by the caller after the build, for the log: "fanotify" or "off: why" */
 };
 

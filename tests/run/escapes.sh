@@ -92,3 +92,74 @@ case_late_secrets()
 	done
 	rm -rf "$W/late" "$W/late-ready" "$W/late-go" "$H/.vault-token" "$U/late.sh"
 }
+
+# case_home_allowlist: HOME is shown as the tools need it (caches, toolchains, ~/.gitconfig), the
+# rest absent, whether a rule names it or not: a credential file no rule knows and the shell rc
+# file people export keys from cannot be read by cat, a static binary or raw syscalls; a
+# sandbox.read entry under ~ adds a path, `read: ["~"]` shows home whole.
+case_home_allowlist()
+{
+	p=$RUN_USER
+	need_sandbox "$p: home as an allowlist" || return
+	if [ -n "$STATIC_SKIP" ]; then
+		tap_skip "$p: home as an allowlist" "$STATIC_SKIP"
+		return
+	fi
+	mkdir -p "$H/.config/acme" "$H/.cache/tool"
+	printf 'acme_token=%s\n' "$API_SECRET" >"$H/.config/acme/token"
+	printf 'export ACME_KEY=%s\n' "$API_SECRET" >"$H/.bashrc"
+	printf 'cached\n' >"$H/.cache/tool/data"
+	[ -z "$AS" ] || chown -R "$RUN_USER" "$H/.config" "$H/.cache" "$H/.bashrc"
+	reads='for f in "$HOME/.config/acme/token" "$HOME/.bashrc" "$HOME/.cache/tool/data"; do
+		echo "cat $f: $(cat "$f" 2>&1)"
+		echo "static $f: $('"$PROBE_STATIC"' read "$f")"
+		echo "raw $f: $('"$PROBE"' rawread "$f")"
+	done
+	echo "ls: $(ls -A "$HOME" | tr "\n" " ")"
+	echo "git: $(git config --global user.name)"'
+	arun --headless -- sh -c "$reads"
+	check "$p: a credential file no rule names (~/.config/acme/token) and ~/.bashrc are absent inside (cat, static, raw syscall); ~/.cache and ~/.gitconfig are there"
+	expect_rc 0
+	expect_secret_safe
+	for how in cat static raw; do
+		expect_out_lacks "$how $H/.config/acme/token: read OK"
+		expect_out_lacks "$how $H/.bashrc: read OK"
+	done
+	expect_out_has "static $H/.config/acme/token: read ERR ENOENT"
+	expect_out_has "raw $H/.bashrc: rawread ERR ENOENT"
+	expect_out_has "static $H/.cache/tool/data: read OK n=7 data=cached."
+	expect_out_has "raw $H/.cache/tool/data: rawread OK"
+	expect_out_has "git: Airlock Test"
+	expect_out_lacks ".bashrc "
+	expect_out_lacks ".config "
+	done_check
+
+	pol=$(write_policy home-read.yaml <<'EOF2'
+version: 1
+default: {exec: allow, read: allow, write: allow, connect: deny}
+sandbox:
+  read: ["~/.config/acme"]
+EOF2
+)
+	arun --headless --policy "$pol" -- sh -c "$reads"
+	check "$p: sandbox.read: [~/.config/acme] adds that directory to home's allowlist (the rest stays absent, the system stays whole)"
+	expect_rc 0
+	expect_out_has "static $H/.config/acme/token: read OK"
+	expect_out_lacks "static $H/.bashrc: read OK"
+	expect_out_has "git: Airlock Test"
+	done_check
+
+	pol=$(write_policy home-whole.yaml <<'EOF2'
+version: 1
+default: {exec: allow, read: allow, write: allow, connect: deny}
+sandbox:
+  read: ["~"]
+EOF2
+)
+	arun --headless --policy "$pol" -- sh -c "$reads"
+	check "$p: sandbox.read: [~] shows home whole (the old view)"
+	expect_rc 0
+	expect_out_has "static $H/.bashrc: read OK"
+	done_check
+	rm -rf "$H/.config/acme" "$H/.cache/tool" "$H/.bashrc"
+}

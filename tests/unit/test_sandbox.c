@@ -332,6 +332,7 @@ static void test_argv_landlock(void **state)
 	assert_true(find_seq(argv, "--abi", "6", "-r", "/", NULL) == from);
 	assert_true(find_seq(argv, "--", "/bin/sh", "-c", "true", NULL) == end);
 	assert_null(argv[end + 4]);
+	/* home's allowlist tmpfs is read-only: not listed */
 	const char *want[] = { t->ws, pathf(t->home, "state"), "/dev", "/proc", "/tmp", "/run" };
 	int nw = 0;
 	for (int i = from; i < end; i++)
@@ -463,7 +464,7 @@ static void test_masks_mandatory_only(void **state)
 	struct compiled c;
 	struct sandbox_config cfg;
 	struct sandbox_report rep;
-	compile(&c, "version: 1\n", t->home, t->ws);
+	compile(&c, "version: 1\nsandbox: {read: [\"~\"]}\n", t->home, t->ws);
 	config_init(&cfg, t, &c);
 	char **argv = build_ok(&cfg, &rep);
 	assert_int_equal(rep.masks, 2);
@@ -596,7 +597,7 @@ static void test_masks_apply_order(void **state)
 	struct tree *t = *state;
 	struct compiled c;
 	struct recorder r = { .fail_at = -1 };
-	struct masks_target target = { rec_visible, rec_mask, &r };
+	struct masks_target target = { .visible = rec_visible, .mask = rec_mask, .ctx = &r };
 	struct masks_report rep;
 	char failing[PATH_MAX] = "";
 	compile(&c, mask_policy, t->home, t->ws);
@@ -623,7 +624,7 @@ static void test_masks_apply_fails_with_path(void **state)
 	struct tree *t = *state;
 	struct compiled c;
 	struct recorder r = { .fail_at = 2 };
-	struct masks_target target = { rec_visible, rec_mask, &r };
+	struct masks_target target = { .visible = rec_visible, .mask = rec_mask, .ctx = &r };
 	struct masks_report rep;
 	char failing[PATH_MAX] = "";
 	int err = 0;
