@@ -8,6 +8,7 @@
 
 #include "launcher/approvals/events.h"
 #include "launcher/cli/run_log.h"
+#include "launcher/sandbox/open_gate.h"
 #include "launcher/sandbox/seccomp.h"
 
 /* The seccomp filter's groups, + "process_spawn" when the policy forbids it; malloc'ed, NULL-terminated. */
@@ -128,7 +129,10 @@ void run_log_gate_refused(struct audit_log *log, const struct policy_image *img,
 		.decision = policy_decision_name(POLICY_DENY), .decided_by = "policy",
 		.rule = described ? where : NULL,
 		.reason = described ? info.reason
-				    : "a credential store airlock always hides (its mandatory list)",
+			  : rule == OPEN_GATE_RULE_NO_PATH
+				  ? "the open gate could not read the file's path, so no rule can be checked: "
+				    "refused (fail closed)"
+				  : "a credential store airlock always hides (its mandatory list)",
 		.layer = "fanotify", .response_time_ms = -1,
 		.message = "refused at the kernel layer (fanotify): no mask hides this file (it "
 			   "appeared after the sandbox was built, or the mask walk skipped it) and its "

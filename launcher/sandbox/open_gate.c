@@ -48,7 +48,13 @@ struct news {
  */
 static int group_new(void)
 {
-	return fanotify_init(FAN_CLASS_PRE_CONTENT | FAN_CLOEXEC | FAN_NONBLOCK | FAN_UNLIMITED_MARKS,
+	/*
+	 * FAN_UNLIMITED_QUEUE: with the default 16,384 events a full queue
+	 * lets an open through unasked (fanotify(7)); the waiting openers
+	 * bound it instead (each is a blocked thread of the sandbox's).
+	 */
+	return fanotify_init(FAN_CLASS_PRE_CONTENT | FAN_CLOEXEC | FAN_NONBLOCK | FAN_UNLIMITED_MARKS |
+				     FAN_UNLIMITED_QUEUE,
 			     O_RDONLY | O_LARGEFILE | O_CLOEXEC);
 }
 
@@ -252,14 +258,22 @@ int open_gate_fd(const struct open_gate *g)
 
 /* ---- answering ---------------------------------------------------------------------------- */
 
-/* The opened file's path (fd from the event) into buf; false when it has none a rule can name. */
+/*
+ * The opened file's path (fd from the event) into buf; false when it cannot
+ * be read whole (longer than PATH_MAX, or not a path): buf then says so,
+ * and the open is refused (a rule cannot be checked against it).
+ */
 static bool event_path(int fd, char *buf, size_t cap)
 {
 	char link[64];
 	snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
 	ssize_t n = readlink(link, buf, cap - 1);
-	if (n <= 0 || buf[0] != '/')
+	if (n <= 0 || (size_t)n >= cap - 1 || buf[0] != '/') {
+		snprintf(buf, cap, "%s", n < 0 && errno == ENAMETOOLONG
+						 ? "(a path longer than PATH_MAX)"
+						 : "(a path that cannot be read)");
 		return false;
+	}
 	buf[n] = '\0';
 	/* unlinked while being opened: decided by the name it had */
 	static const char deleted[] = " (deleted)";
@@ -288,7 +302,10 @@ static int decide(struct open_gate *g, const struct fanotify_event_metadata *m)
 	char path[PATH_MAX];
 	int32_t rule = -1;
 	g->st.events++;
-	bool deny = event_path(m->fd, path, sizeof path) && masks_refuses(g->img, g->home, path, &rule);
+	bool named = event_path(m->fd, path, sizeof path);
+	bool deny = !named || masks_refuses(g->img, g->home, path, &rule);
+	if (!named)
+		rule = OPEN_GATE_RULE_NO_PATH;
 	int r = respond(g, m->fd, !deny);
 	if (deny) {
 		g->st.refused++;
@@ -323,6 +340,8 @@ static int answer_all(struct open_gate *g)
 		for (; FAN_EVENT_OK(m, len); m = FAN_EVENT_NEXT(m, len)) {
 			if (m->vers != FANOTIFY_METADATA_VERSION)
 				return -EPROTO;
+			if (m->mask & FAN_Q_OVERFLOW)
+				r = r ? r : -EOVERFLOW; /* an open may have gone unasked: fail closed */
 			if (m->fd >= 0) {
 				if (!r && (m->mask & FAN_OPEN_PERM))
 					r = decide(g, m);

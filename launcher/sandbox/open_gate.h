@@ -36,7 +36,14 @@
 
 struct open_gate;
 
-/* Told each refused open: pid as this process sees it, the canonical path, the deciding rule (-1: the mandatory list). */
+/* The rule a refusal names when the file's path could not be read whole (a rule cannot be checked). */
+#define OPEN_GATE_RULE_NO_PATH (-2)
+
+/*
+ * Told each refused open: pid as this process sees it, the canonical path
+ * (or what stood for it), the deciding rule (-1: the mandatory list;
+ * OPEN_GATE_RULE_NO_PATH: the path could not be read, refused to fail closed).
+ */
 typedef void (*open_gate_refused_fn)(void *ctx, pid_t pid, const char *path, int32_t rule);
 
 /* What the gate did so far. */
