@@ -9,7 +9,7 @@ late_secret_agent()
 	cat <<EOF2
 touch "$W/late-ready"
 i=0; while [ ! -e "$W/late-go" ] && [ \$i -lt 200 ]; do sleep 0.05; i=\$((i + 1)); done
-for f in "$W/late/.env" "$H/.vault-token" "$W/late/notes.txt"; do
+for f in "$W/late/.env" "$H/.cache/late/id_rsa" "$H/.vault-token" "$W/late/notes.txt"; do
 	echo "cat \$f: \$(cat "\$f" 2>&1)"
 	echo "dyn \$f: \$("$PROBE" read "\$f")"
 	echo "static \$f: \$("$PROBE_STATIC" read "\$f")"
@@ -19,8 +19,10 @@ EOF2
 }
 
 # case_late_secrets: a secret that appears during the session (a .env the user's editor
-# writes, a token a host tool drops in HOME) is refused to every process, the shim's or not:
-# the open gate (fanotify) as root.  A plain file that appears meanwhile stays readable.
+# writes, a key a host tool drops in a tree of home's the sandbox shows) is refused to every
+# process, the shim's or not: the open gate (fanotify) as root.  One at home's top level
+# (~/.vault-token) is not there at all (home is an allowlist).  A plain file that appears
+# meanwhile stays readable.
 case_late_secrets()
 {
 	p=$RUN_USER
@@ -30,7 +32,9 @@ case_late_secrets()
 		return
 	fi
 	for gate in on off; do
-		rm -rf "$W/late" "$W/late-ready" "$W/late-go" "$H/.vault-token"
+		rm -rf "$W/late" "$W/late-ready" "$W/late-go" "$H/.vault-token" "$H/.cache/late"
+		mkdir -p "$H/.cache"
+		[ -z "$AS" ] || chown "$RUN_USER" "$H/.cache"
 		late_secret_agent >"$U/late.sh"
 		chmod 644 "$U/late.sh"
 		CALLER_ENV=""
@@ -41,8 +45,10 @@ case_late_secrets()
 		mkdir -p "$W/late"
 		printf 'SECRET=%s\n' "$ENV_SECRET" >"$W/late/.env"
 		printf '%s\n' "$API_SECRET" >"$H/.vault-token"
+		mkdir -p "$H/.cache/late"
+		printf -- '-----BEGIN OPENSSH PRIVATE KEY-----\n%s\n' "$SSH_SECRET" >"$H/.cache/late/id_rsa"
 		printf 'plain notes\n' >"$W/late/notes.txt"
-		[ -z "$AS" ] || chown -R "$RUN_USER" "$W/late" "$H/.vault-token"
+		[ -z "$AS" ] || chown -R "$RUN_USER" "$W/late" "$H/.vault-token" "$H/.cache/late"
 		touch "$W/late-go"
 		wait_pid_gone "$BGPID" 300
 		RC=$BGRC OUT=$(cat "$T/late.out") ERR=$(cat "$T/late.out.err")
@@ -64,17 +70,19 @@ case_late_secrets()
 				"the open gate (fanotify permission events) needs root"
 			continue
 		fi
-		check "$p: a .env and ~/.vault-token that appear during the session: cat, a dynamic, a static and a raw-syscall read all fail; a plain file that appears is read by each"
+		check "$p: a .env and ~/.cache/late/id_rsa that appear during the session: cat, a dynamic, a static and a raw-syscall read all fail (~/.vault-token is not even there); a plain file that appears is read by each"
 		expect_rc 0
 		expect_secret_safe
 		expect_log event=session_start open_gate=fanotify
 		for how in cat dyn static raw; do
 			expect_out_lacks "$how $W/late/.env: read OK"
 			expect_out_lacks "$how $H/.vault-token: read OK"
+			expect_out_lacks "$how $H/.cache/late/id_rsa: read OK"
 		done
 		expect_out_has "static $W/late/.env: read ERR EPERM"
 		expect_out_has "raw $W/late/.env: rawread ERR EPERM"
-		expect_out_has "static $H/.vault-token: read ERR EPERM"
+		expect_out_has "static $H/.cache/late/id_rsa: read ERR EPERM"
+		expect_out_has "static $H/.vault-token: read ERR ENOENT"
 		expect_out_has "static $W/late/notes.txt: read OK n=12 data=plain notes."
 		expect_out_has "raw $W/late/notes.txt: rawread OK"
 		expect_out_has "cat $W/late/notes.txt: plain notes"
@@ -84,13 +92,13 @@ case_late_secrets()
 		expect_log source=shim file="$W/late/.env" action=read decision=deny
 		expect_log_count 2 source=launcher layer=fanotify file="$W/late/.env" action=read \
 			decision=deny decided_by=policy rule~"<default>:" reason~"Environment files"
-		expect_log_count 2 source=launcher layer=fanotify file="$H/.vault-token" decision=deny \
-			reason~"Vault"
+		expect_log_count 2 source=launcher layer=fanotify file="$H/.cache/late/id_rsa" \
+			decision=deny reason~"SSH"
 		expect_no_log layer=fanotify file="$W/late/notes.txt"
 		expect_log_valid
 		done_check
 	done
-	rm -rf "$W/late" "$W/late-ready" "$W/late-go" "$H/.vault-token" "$U/late.sh"
+	rm -rf "$W/late" "$W/late-ready" "$W/late-go" "$H/.vault-token" "$H/.cache/late" "$U/late.sh"
 }
 
 # case_home_allowlist: HOME is shown as the tools need it (caches, toolchains, ~/.gitconfig), the
