@@ -50,8 +50,10 @@ int run_log_start(struct audit_log *log, const char *program, const char *profil
 			return -ENOMEM;
 		start.sandbox = sandbox;
 		start.network = policy_network_mode_name(src->policy->sandbox.network);
-		start.masked = rep->masks;
+		start.masked = (unsigned long)rep->masks + rep->sockets;
+		start.sockets_masked = rep->sockets;
 		start.masks_capped = rep->masks_capped;
+		start.sockets_capped = rep->sockets_capped;
 		start.seccomp = groups;
 		start.open_gate = rep->open_gate;
 	}

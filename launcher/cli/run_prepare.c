@@ -15,6 +15,7 @@
 #include "launcher/log/audit.h"
 #include "launcher/sandbox/env.h"
 #include "launcher/sandbox/landlock.h"
+#include "launcher/sandbox/masks.h"
 #include "launcher/sandbox/seccomp.h"
 
 /*
@@ -293,6 +294,11 @@ static void sandbox_warnings(const struct sandbox_report *rep)
 		airlock_err("run: warning: stopped looking for secrets to mask after %u entries; "
 			    "deny rules still apply through the shim",
 			    rep->walked);
+	/* the depth bound alone is the common case on a real host (deep project trees): the log says it */
+	if (rep->sockets_capped && rep->sockets_walked >= MASKS_SOCKETS_MAX_ENTRIES)
+		airlock_err("run: warning: stopped looking for unix sockets of the host to mask after "
+			    "%u entries: a socket further down the visible trees stays reachable",
+			    rep->sockets_walked);
 	if (rep->network_rules_ignored)
 		airlock_err("run: warning: the policy's network rules do not apply under network: none: "
 			    "the sandbox has no network at all");

@@ -35,8 +35,13 @@ struct audit_session_start {
 	const char *sandbox;   /* "sandbox": the kernel layer, "bubblewrap", or AUDIT_SANDBOX_NONE (--no-sandbox) */
 	/* the sandbox's parts: NULL (left out), 0 and false when there is none */
 	const char *network;   /* "network": the policy's sandbox.network: "proxy", "none", "host" */
-	unsigned long masked;  /* "masked": paths masked (a deny-read rule or the mandatory list names them) */
-	bool masks_capped;     /* "masks_capped": the walk for them stopped early, more may exist; left out when false */
+	unsigned long masked;  /* "masked": paths masked (a deny-read rule or the mandatory list names them,
+				  or a unix socket of the host the policy does not name) */
+	unsigned long sockets_masked; /* "sockets_masked": of those, unix sockets (masks.h) */
+	bool masks_capped;     /* "masks_capped": the walk for what deny-read rules name stopped early, more
+				  may exist; left out when false */
+	bool sockets_capped;   /* "sockets_capped": the socket walk stopped at a bound (depth or entries),
+				  more sockets may exist; left out when false */
 	const char *const *seccomp; /* "seccomp": the syscall groups the seccomp filter refuses, NULL-terminated */
 	/* "landlock": the Landlock ABI whose ruleset the agent runs under (a JSON number, > 0),
 	   else landlock_unavailable as a string ("unavailable: WHY"); left out when neither */

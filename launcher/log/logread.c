@@ -456,7 +456,15 @@ static void put_start(FILE *f, json_object *ev)
 	termtext_put_text(f, mode >= 0 ? networks[mode] : net ? net : "network ?");
 	fputs(", ", f);
 	put_num(f, ev, "masked");
-	fprintf(f, " path(s) masked%s; seccomp refuses",
+	fputs(" path(s) masked", f);
+	if (logread_num(ev, "sockets_masked") > 0) {
+		fputs(" (", f);
+		put_num(f, ev, "sockets_masked");
+		fputs(" unix socket(s))", f);
+	}
+	if (json_object_object_get_ex(ev, "sockets_capped", &v) && json_object_get_boolean(v))
+		fputs(" (socket walk capped)", f);
+	fprintf(f, "%s; seccomp refuses",
 		json_object_object_get_ex(ev, "masks_capped", &v) && json_object_get_boolean(v)
 			? " (walk capped)"
 			: "");

@@ -1,4 +1,4 @@
-/* masks.c — the mask walk: what deny-read rules and the mandatory list name under the workspace and home, hidden through the sandbox's builder (see masks.h). */
+/* masks.c — the mask walks: what deny-read rules and the mandatory list name under the workspace and home, and the host's unix sockets, hidden through the sandbox's builder (see masks.h). */
 #include <dirent.h>
 #include <errno.h>
 #include <limits.h>
@@ -32,6 +32,24 @@ static const char *const walk_skip_suffixes[] = {
 	"/__pycache__", "/.local/share/Trash", "/.tox", "/site-packages", "/dist-packages",
 };
 
+/*
+ * Trees the socket walk does not descend besides those: what the sandbox
+ * replaces with its own (/proc, /sys, /dev, /run, /tmp: not visible anyway
+ * under the default read tree, listed for a sandbox.read that names them),
+ * the distribution's files (installed by the package manager, no service's
+ * socket is put there) and the stores of images, packages and logs that
+ * hold entries by the hundred thousand.  Exact canonical paths.
+ */
+static const char *const socket_walk_skips[] = {
+	"/proc", "/sys", "/dev", "/run", "/tmp", "/boot", "/lost+found",
+	"/usr/bin", "/usr/sbin", "/usr/lib", "/usr/lib32", "/usr/lib64", "/usr/libx32",
+	"/usr/libexec", "/usr/share", "/usr/include", "/usr/src",
+	"/var/cache", "/var/log", "/var/lib/apt", "/var/lib/dpkg", "/var/lib/rpm",
+	"/var/lib/docker/overlay2", "/var/lib/docker/image", "/var/lib/containerd",
+	"/var/lib/containers/storage", "/var/lib/snapd", "/var/lib/flatpak",
+	"/nix/store", "/gnu/store", "/snap",
+};
+
 /* A directory waiting in the breadth-first walk. */
 struct walk_dir {
 	char *path; /* owned */
@@ -40,13 +58,16 @@ struct walk_dir {
 
 /* The walk's state: a FIFO of directories, the roots it covers, where results go. */
 struct walk {
-	const struct policy_image *img;
+	const struct policy_image *img; /* NULL: the socket walk (no deny-read rules to apply) */
 	const struct masks_target *t;
 	struct masks_report *rep;
 	struct walk_dir *queue; /* owned */
 	size_t head, tail, cap;
 	const char *roots[2];   /* canonical workspace and home; NULL when absent */
-	bool full;              /* MASKS_WALK_MAX_ENTRIES reached: stop everything */
+	const char *const *done; /* the socket walk: trees not descended (walked already, the
+				    sandbox's own); NULL-terminated, or NULL */
+	unsigned max_entries;   /* the bounds: MASKS_WALK_MAX_ENTRIES or MASKS_SOCKETS_MAX_ENTRIES */
+	bool full;              /* max_entries reached: stop everything */
 	char *failing;          /* the caller's PATH_MAX bytes, or NULL */
 	int err;                /* what the failed mask() returned */
 };
@@ -75,6 +96,23 @@ static enum masks_result hide(struct walk *w, const char *canon, bool is_dir)
 	}
 	w->rep->masks++;
 	return MASKS_OK;
+}
+
+/*
+ * A unix socket (S_ISSOCK) at its canonical place: hidden unless the policy
+ * names it (target->named).  connect(2) needs only write permission on the
+ * socket's inode, which a read-only mount does not check; /dev/null bound
+ * over it leaves a character device there, and connect() to it fails with
+ * ECONNREFUSED (unix(7)).
+ */
+static enum masks_result hide_socket(struct walk *w, const char *canon)
+{
+	if (w->t->named && w->t->named(w->t->ctx, canon))
+		return MASKS_OK;
+	unsigned before = w->rep->masks;
+	enum masks_result r = hide(w, canon, false);
+	w->rep->sockets += w->rep->masks - before;
+	return r;
 }
 
 /* The mandatory list: each entry under home that exists, at its canonical place. */
@@ -120,7 +158,11 @@ static bool ends_with(const char *s, size_t n, const char *suffix)
 	return n >= k && memcmp(s + n - k, suffix, k) == 0;
 }
 
-/* Not descended: the trees above, and the other walk root (home holding the workspace is walked once). */
+/*
+ * Not descended: the trees above, the other walk root (home holding the
+ * workspace is walked once); in the socket walk also the system trees above
+ * and the trees walked already.
+ */
 static bool walk_skips(const struct walk *w, const char *path, const char *root)
 {
 	size_t n = strlen(path);
@@ -130,6 +172,14 @@ static bool walk_skips(const struct walk *w, const char *path, const char *root)
 	for (size_t i = 0; i < NELEM(w->roots); i++)
 		if (w->roots[i] && w->roots[i] != root && strcmp(path, w->roots[i]) == 0)
 			return true;
+	if (w->img)
+		return false;
+	for (size_t i = 0; i < NELEM(socket_walk_skips); i++)
+		if (strcmp(path, socket_walk_skips[i]) == 0)
+			return true;
+	for (const char *const *d = w->done; d && *d; d++)
+		if (strcmp(path, *d) == 0)
+			return true;
 	return false;
 }
 
@@ -137,7 +187,8 @@ static bool walk_skips(const struct walk *w, const char *path, const char *root)
  * A symlink is never followed by the walk.  Its content is its target's, so
  * when a deny rule names the link or its canonical target, the target is
  * hidden at its canonical place (a bwrap mount on the link would land on
- * the target anyway).  Dangling links hide nothing.
+ * the target anyway); so is a socket it leads to, wherever that is (when
+ * it shows).  Dangling links hide nothing.
  */
 static enum masks_result walk_link(struct walk *w, const char *path)
 {
@@ -145,9 +196,11 @@ static enum masks_result walk_link(struct walk *w, const char *path)
 	struct stat st;
 	if (!realpath(path, canon) || stat(canon, &st) != 0)
 		return MASKS_OK;
-	if (!deny_read(w, path) && !deny_read(w, canon))
-		return MASKS_OK;
-	return hide(w, canon, S_ISDIR(st.st_mode));
+	if (w->img && (deny_read(w, path) || deny_read(w, canon)))
+		return hide(w, canon, S_ISDIR(st.st_mode));
+	if (S_ISSOCK(st.st_mode))
+		return hide_socket(w, canon);
+	return MASKS_OK;
 }
 
 /* One entry: hide it when denied, else queue it when it is a directory worth descending. */
@@ -160,8 +213,10 @@ static enum masks_result walk_entry(struct walk *w, const char *path, unsigned d
 		return MASKS_OK;
 	if (S_ISLNK(st.st_mode))
 		return walk_link(w, path);
-	if (deny_read(w, path))
+	if (w->img && deny_read(w, path))
 		return hide(w, path, S_ISDIR(st.st_mode));
+	if (S_ISSOCK(st.st_mode))
+		return hide_socket(w, path);
 	if (!S_ISDIR(st.st_mode) || walk_skips(w, path, root))
 		return MASKS_OK;
 	if (!w->t->visible(w->t->ctx, path) && !(w->t->below && w->t->below(w->t->ctx, path)))
@@ -185,7 +240,7 @@ static enum masks_result walk_dir(struct walk *w, const struct walk_dir *d, cons
 	while (r == MASKS_OK && (de = readdir(dir))) {
 		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
 			continue;
-		if (w->rep->walked >= MASKS_WALK_MAX_ENTRIES) {
+		if (w->rep->walked >= w->max_entries) {
 			w->rep->capped = w->full = true;
 			break;
 		}
@@ -221,7 +276,7 @@ enum masks_result masks_apply(const struct policy_image *img, const char *worksp
 {
 	char canon_home[PATH_MAX];
 	struct walk w = { .img = img, .t = target, .rep = rep, .roots = { workspace, NULL },
-			  .failing = failing };
+			  .max_entries = MASKS_WALK_MAX_ENTRIES, .failing = failing };
 	memset(rep, 0, sizeof *rep);
 	bool have_home = home && realpath(home, canon_home) != NULL;
 	if (have_home && strcmp(canon_home, workspace) != 0)
@@ -230,6 +285,48 @@ enum masks_result masks_apply(const struct policy_image *img, const char *worksp
 	for (size_t i = 0; i < NELEM(w.roots) && r == MASKS_OK; i++)
 		if (w.roots[i])
 			r = walk_root(&w, w.roots[i]);
+	free(w.queue);
+	if (err)
+		*err = w.err;
+	return r;
+}
+
+/* True when path is one of roots[0..n) or below one other than roots[self]. */
+static bool under_other_root(const char *const *roots, size_t n, size_t self)
+{
+	const char *p = roots[self];
+	for (size_t i = 0; i < n; i++) {
+		size_t k = strlen(roots[i]);
+		bool inside = strcmp(roots[i], "/") == 0 ||
+			      (strncmp(p, roots[i], k) == 0 && (p[k] == '/' || p[k] == '\0'));
+		/* the same root twice: the first one stands */
+		if (i != self && inside && (strcmp(p, roots[i]) != 0 || i < self))
+			return true;
+	}
+	return false;
+}
+
+enum masks_result masks_sockets(const char *const *roots, size_t nroots, const char *const *done,
+				const struct masks_target *target, struct masks_report *rep,
+				char *failing, int *err)
+{
+	struct walk w = { .t = target, .rep = rep, .done = done,
+			  .max_entries = MASKS_SOCKETS_MAX_ENTRIES, .failing = failing };
+	enum masks_result r = MASKS_OK;
+	memset(rep, 0, sizeof *rep);
+	/* every root at depth 0 in one queue: breadth first across them all */
+	for (size_t i = 0; i < nroots && r == MASKS_OK && !w.full; i++) {
+		if (roots[i][0] != '/' || under_other_root(roots, nroots, i))
+			continue;
+		r = walk_entry(&w, roots[i], 0, roots[i]);
+	}
+	while (r == MASKS_OK && w.head < w.tail && !w.full) {
+		struct walk_dir d = w.queue[w.head++];
+		r = walk_dir(&w, &d, d.path);
+		free(d.path);
+	}
+	while (w.head < w.tail)
+		free(w.queue[w.head++].path);
 	free(w.queue);
 	if (err)
 		*err = w.err;

@@ -40,7 +40,9 @@
  *                          without copies .git/hooks, .git/config, editor and
  *                          agent config dirs), shell rc files
  *   masks                  /dev/null or a read-only empty tmpfs over what
- *                          deny-read rules and the mandatory list name; last, so
+ *                          deny-read rules and the mandatory list name, and
+ *                          /dev/null over each unix socket of the host that
+ *                          shows and the policy does not name; last, so
  *                          nothing re-exposes them
  *   process                [--seccomp FD] --clearenv --setenv... --chdir CWD
  *                          -- [/run/airlock/airlock-landlock --abi N -r / -w W...
@@ -733,23 +735,80 @@ static int target_mask(void *ctx, const char *canon, bool is_dir)
 }
 
 /*
- * What deny-read rules and the mandatory list name, hidden (masks.h); after
- * every bind, so nothing re-exposes them.
+ * True when canon is exactly what a sandbox.read or sandbox.write entry
+ * names, made canonical: a unix socket there stays reachable (a directory
+ * entry does not keep the sockets below it).
+ */
+static bool target_named(void *ctx, const char *canon)
+{
+	struct builder *b = ctx;
+	const struct policy_sandbox *sb = &b->cfg->policy->sandbox;
+	char path[PATH_MAX], c[PATH_MAX];
+	for (size_t i = 0; i < sb->nread + sb->nwrite; i++) {
+		bool rd = i < sb->nread;
+		const char *raw = rd ? sb->read[i] : sb->write[i - sb->nread];
+		if (path_expand(b, rd ? "read" : "write", raw, path, sizeof path) == 0 &&
+		    path_existing(path, c) && strcmp(c, canon) == 0)
+			return true;
+	}
+	return false;
+}
+
+/*
+ * The socket walk (masks.h masks_sockets()) over the host trees the
+ * sandbox shows: the destination of each bind of a host path at itself
+ * (the read tree, "/" by default, the write tree, protections); the
+ * workspace and home (walked by masks_apply()) and the session directory
+ * (the sandbox's own, shown at RUN_SANDBOX_DIR) not descended.
+ */
+static int sockets_add(struct builder *b, const struct masks_target *t)
+{
+	const char **roots = calloc(b->nops + 1, sizeof *roots);
+	const char *done[] = { b->cfg->workspace, b->cfg->home, b->cfg->session_dir, NULL };
+	char home[PATH_MAX], failing[PATH_MAX];
+	size_t n = 0;
+	int e = 0;
+	if (!roots)
+		return fail(b, -ENOMEM, "sandbox: out of memory");
+	if (realpath(b->cfg->home, home))
+		done[1] = home;
+	for (size_t i = 0; i < b->nops; i++) {
+		const struct sandbox_op *op = &b->ops[i];
+		if ((op->kind == SANDBOX_OP_RO_BIND || op->kind == SANDBOX_OP_BIND ||
+		     op->kind == SANDBOX_OP_RO_BIND_TRY) && strcmp(op->a, op->b) == 0)
+			roots[n++] = op->b;
+	}
+	struct masks_report sr;
+	enum masks_result r = masks_sockets(roots, n, done, t, &sr, failing, &e);
+	free(roots);
+	b->rep->sockets += sr.sockets;
+	b->rep->sockets_capped = sr.capped;
+	b->rep->sockets_walked = sr.walked;
+	if (r == MASKS_OK)
+		return 0;
+	return fail(b, e < 0 ? e : -ENOMEM, "sandbox: cannot mask the socket %s: %s", failing,
+		    masks_result_text(r));
+}
+
+/*
+ * What deny-read rules and the mandatory list name, and the host's unix
+ * sockets, hidden (masks.h); after every bind, so nothing re-exposes them.
  */
 static int masks_add(struct builder *b)
 {
 	const struct masks_target t = { .visible = target_visible, .mask = target_mask,
-					.below = target_below, .ctx = b };
+					.below = target_below, .named = target_named, .ctx = b };
 	struct masks_report mr;
 	char failing[PATH_MAX];
 	int e = 0;
 	enum masks_result r = masks_apply(b->cfg->img, b->cfg->workspace, b->cfg->home, &t, &mr,
 					  failing, &e);
-	b->rep->masks = mr.masks;
+	b->rep->masks = mr.masks - mr.sockets;
+	b->rep->sockets = mr.sockets;
 	b->rep->masks_capped = mr.capped;
 	b->rep->walked = mr.walked;
 	if (r == MASKS_OK)
-		return 0;
+		return sockets_add(b, &t);
 	return fail(b, e < 0 ? e : -ENOMEM, "sandbox: cannot mask %s: %s", failing,
 		    masks_result_text(r));
 }

@@ -57,6 +57,11 @@ struct sandbox_report {
 	unsigned masks;        /* paths masked because a deny-read rule or the mandatory list names them */
 	bool masks_capped;     /* the bounded walk stopped early: more may exist */
 	unsigned walked;       /* directory entries examined */
+	unsigned sockets;      /* unix sockets of the host masked (masks.h): in the workspace and home,
+				  and in the other host trees the sandbox shows; not counted in masks */
+	bool sockets_capped;   /* the socket walk of the other host trees stopped at a bound (depth or
+				  entries: sockets_walked == MASKS_SOCKETS_MAX_ENTRIES) */
+	unsigned sockets_walked; /* directory entries that walk examined */
 	bool network_rules_ignored; /* --unshare-net with network rules: network: none, or proxy without netns */
 	bool home_shown;       /* home is an allowlist: an empty tmpfs, the tools' trees bound on it */
 	const char *open_gate; /* set by the caller after the build, for the log: "fanotify" or "off: why" */

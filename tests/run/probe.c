@@ -11,6 +11,8 @@
  *   probe rawwrite PATH        the same through raw syscall(SYS_openat) and syscall(SYS_write)
  *   probe kill PID             raw kill(PID, 0): may this process signal PID?
  *   probe abstract NAME        connect to the abstract unix socket @NAME (SOCK_STREAM)
+ *   probe unix PATH            connect to the unix socket file PATH (SOCK_STREAM)
+ *   probe rawunix PATH         the same through raw syscall(SYS_socket) and syscall(SYS_connect)
  *   probe connect IP PORT      TCP connect to IP:PORT
  *   probe tiocsti PATH         ioctl(open(PATH), TIOCSTI, "x"); PATH "-": fd 0 (all ioctls)
  *   probe tiocsti-hi PATH      the same with bit 32 set in the request (the kernel ignores it)
@@ -35,6 +37,7 @@
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -136,6 +139,22 @@ static int do_abstract(const char *name)
 		return result("abstract", -1, errno);
 	int r = connect(s, (struct sockaddr *)&sa, (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + len));
 	return result("abstract", r, errno);
+}
+
+/* connect(2) to the socket file path, through libc or (raw) straight through syscall(2). */
+static int do_unix(const char *what, const char *path, bool raw)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	size_t len = strlen(path);
+	if (len + 1 > sizeof sa.sun_path)
+		return 2;
+	memcpy(sa.sun_path, path, len + 1);
+	long s = raw ? syscall(SYS_socket, AF_UNIX, SOCK_STREAM, 0) : socket(AF_UNIX, SOCK_STREAM, 0);
+	if (s < 0)
+		return result(what, -1, errno);
+	long r = raw ? syscall(SYS_connect, s, &sa, sizeof sa)
+		     : connect((int)s, (struct sockaddr *)&sa, sizeof sa);
+	return result(what, r, errno);
 }
 
 static int do_connect(const char *ip, const char *port)
@@ -312,6 +331,10 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(cmd, "abstract") && argc == 3)
 		return do_abstract(argv[2]);
+	if (!strcmp(cmd, "unix") && argc == 3)
+		return do_unix("unix", argv[2], false);
+	if (!strcmp(cmd, "rawunix") && argc == 3)
+		return do_unix("rawunix", argv[2], true);
 	if (!strcmp(cmd, "connect") && argc == 4)
 		return do_connect(argv[2], argv[3]);
 	if (!strcmp(cmd, "tiocsti") && argc == 3)
@@ -359,6 +382,6 @@ int main(int argc, char **argv)
 		return do_setid(argv[2]);
 	if (!strcmp(cmd, "int80"))
 		return do_int80();
-	fprintf(stderr, "usage: probe read|write PATH | connect IP PORT | tiocsti|tiocsti-hi|tioclinux|tcgets PATH | fork|vfork|clone3|thread | seccomp | int80 | setid DIR\n");
+	fprintf(stderr, "usage: probe read|write PATH | unix|rawunix PATH | connect IP PORT | tiocsti|tiocsti-hi|tioclinux|tcgets PATH | fork|vfork|clone3|thread | seccomp | int80 | setid DIR\n");
 	return 2;
 }

@@ -25,17 +25,20 @@
 #include "policy/policy.h"
 
 /* The policy most tests use: deny-read rules by name, a home dir rule, no network. */
-static const char mask_policy[] = "version: 1\n"
-				  "deny:\n"
-				  "  - file: { path: .env, action: read }\n"
-				  "  - file: { path: \".env.*\", action: read }\n"
-				  "  - file: { path: \"*.secret\", action: read }\n"
-				  "  - file: { path: \"*.key\", action: read }\n"
-				  "  - file: { path: ~/.ssh }\n"
-				  "sandbox:\n"
-				  "  network: none\n"
-				  "  read: [\"~\"]\n" /* home shown whole: the walk's cases are in it */
-				  "  env_passthrough: [HOME, PATH]\n";
+/* The mask walk's rules, home shown as the allowlist shows it (MASK_RULES alone) or whole (mask_policy). */
+#define MASK_RULES                                                                                \
+	"version: 1\n"                                                                             \
+	"deny:\n"                                                                                  \
+	"  - file: { path: .env, action: read }\n"                                                 \
+	"  - file: { path: \".env.*\", action: read }\n"                                           \
+	"  - file: { path: \"*.secret\", action: read }\n"                                         \
+	"  - file: { path: \"*.key\", action: read }\n"                                            \
+	"  - file: { path: ~/.ssh }\n"                                                             \
+	"sandbox:\n"                                                                               \
+	"  network: none\n"                                                                        \
+	"  env_passthrough: [HOME, PATH]\n"
+/* home shown whole: the walk's cases are in it */
+static const char mask_policy[] = MASK_RULES "  read: [\"~\"]\n";
 
 /* ---- a temporary tree: R/home, R/ws, R/session, R/outside ------------------------------ */
 

@@ -160,7 +160,7 @@ static const char *const groups[] = { "ptrace", "mount", "process_spawn", NULL }
 static const struct audit_session_start start_sandboxed = {
 	.program = "/usr/bin/python3", .policy = "/w; policy x/.airlock/policy.yaml",
 	.workspace = "/w; policy x", .sandbox = "bubblewrap", .network = "proxy", .masked = 7,
-	.masks_capped = true, .seccomp = groups
+	.sockets_masked = 2, .masks_capped = true, .sockets_capped = true, .seccomp = groups
 };
 static const struct audit_session_start start_bare = {
 	.program = "/bin/sh", .policy = "<default>", .workspace = "/w", .sandbox = "none"
@@ -202,11 +202,13 @@ static const struct {
 	{ { .source = "launcher", .pid = 2, .event = AUDIT_SESSION_START, .start = &start_sandboxed,
 	    .response_time_ms = -1, .message = "session started: /usr/bin/python3" },
 	  { "id", "timestamp", "session_id", "source", "pid", "event", "program", "policy", "workspace",
-	    "sandbox", "network", "masked", "masks_capped", "seccomp", "message", NULL } },
+	    "sandbox", "network", "masked", "sockets_masked", "masks_capped", "sockets_capped", "seccomp",
+	    "message",
+	    NULL } },
 	{ { .source = "launcher", .pid = 2, .event = AUDIT_SESSION_START, .start = &start_bare,
 	    .response_time_ms = -1 },
 	  { "id", "timestamp", "session_id", "source", "pid", "event", "program", "policy", "workspace",
-	    "sandbox", "masked", NULL } },
+	    "sandbox", "masked", "sockets_masked", NULL } },
 	{ { .source = "launcher", .pid = 2, .event = AUDIT_SESSION_END, .end = &end_counts,
 	    .traffic = &end_traffic, .response_time_ms = -1, .message = "session ended: exit status 3" },
 	  { "id", "timestamp", "session_id", "source", "pid", "event", "exit_status", "allowed",

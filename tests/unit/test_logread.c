@@ -333,6 +333,11 @@ static void test_put_what(void **state)
 		  "session started: /usr/bin/a; b; policy /p; workspace /x; workspace /w; policy /y; "
 		  "bubblewrap sandbox, no network, 3 path(s) masked (walk capped); seccomp refuses ptrace mount" },
 		{ "{\"event\":\"session_start\",\"program\":\"/bin/sh\",\"policy\":\"<default>\","
+		  "\"workspace\":\"/w\",\"sandbox\":\"bubblewrap\",\"network\":\"proxy\","
+		  "\"masked\":5,\"sockets_masked\":2,\"sockets_capped\":true,\"seccomp\":[],\"message\":\"m\"}",
+		  "session started: /bin/sh; policy <default>; workspace /w; bubblewrap sandbox, network through the egress proxy, "
+		  "5 path(s) masked (2 unix socket(s)) (socket walk capped); seccomp refuses" },
+		{ "{\"event\":\"session_start\",\"program\":\"/bin/sh\",\"policy\":\"<default>\","
 		  "\"workspace\":\"/w\",\"sandbox\":\"none\",\"masked\":0}",
 		  "session started: /bin/sh; policy <default>; workspace /w; NO kernel sandbox "
 		  "(--no-sandbox): the shim and this log only" },

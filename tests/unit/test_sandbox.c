@@ -13,7 +13,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include "launcher/sandbox/env.h"
@@ -644,6 +646,223 @@ static void test_masks_apply_fails_with_path(void **state)
 	compiled_free(&c);
 }
 
+/* ---- unix sockets of the host -------------------------------------------------------------------- */
+
+/* A unix socket file at t/rel, as a service leaves it (bound, listening, its process gone). */
+static void mk_sock(const struct tree *t, const char *rel)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	char p[PATH_MAX];
+	tree_path(t, p, rel);
+	assert_true(strlen(p) < sizeof sa.sun_path);
+	memcpy(sa.sun_path, p, strlen(p) + 1);
+	int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+	assert_true(fd >= 0);
+	assert_int_equal(bind(fd, (struct sockaddr *)&sa, sizeof sa), 0);
+	assert_int_equal(listen(fd, 1), 0);
+	close(fd);
+}
+
+/* The recorder's target, naming one path (a socket the policy lists). */
+static const char *named_path;
+static bool rec_named(void *ctx, const char *canon)
+{
+	(void)ctx;
+	return named_path && strcmp(canon, named_path) == 0;
+}
+
+/*
+ * The mask walk hides the sockets it meets in the workspace and home, and a socket a symlink
+ * there leads to, at its canonical place; not one the target names; counted apart.
+ */
+static void test_masks_apply_sockets(void **state)
+{
+	struct tree *t = *state;
+	struct compiled c;
+	struct recorder r = { .fail_at = -1 };
+	struct masks_target target = { .visible = rec_visible, .mask = rec_mask, .ctx = &r,
+				       .named = rec_named };
+	struct masks_report rep;
+	mk_dir(t, "home/.docker");
+	mk_dir(t, "home/.docker/desktop");
+	mk_sock(t, "home/.docker/desktop/docker.sock");
+	mk_sock(t, "ws/agent.sock");
+	mk_sock(t, "ws/src/kept.sock");
+	mk_sock(t, "outside/linked.sock");
+	mk_link(t, "../outside/linked.sock", "ws/link.sock");
+	char kept[PATH_MAX];
+	snprintf(kept, sizeof kept, "%s", pathf(t->ws, "src/kept.sock"));
+	named_path = kept;
+	compile(&c, mask_policy, t->home, t->ws);
+	assert_int_equal(masks_apply(c.img, t->ws, t->home, &target, &rep, NULL, NULL), MASKS_OK);
+	named_path = NULL;
+	assert_int_equal(rep.masks, 6 + 3);
+	assert_int_equal(rep.sockets, 3);
+	int d = rec_find(&r, pathf(t->home, ".docker/desktop/docker.sock"));
+	assert_true(d >= 0);
+	assert_false(r.dir[d]);
+	assert_true(rec_find(&r, pathf(t->ws, "agent.sock")) >= 0);
+	assert_true(rec_find(&r, pathf(t->root, "outside/linked.sock")) >= 0);
+	assert_int_equal(rec_find(&r, pathf(t->ws, "link.sock")), -1);
+	assert_int_equal(rec_find(&r, kept), -1);
+	compiled_free(&c);
+}
+
+/*
+ * The socket walk over the other host trees: breadth first across its roots, not into the
+ * trees done (walked already), the system trees it skips, tool caches, or past the depth bound.
+ */
+static void test_masks_sockets_walk(void **state)
+{
+	struct tree *t = *state;
+	struct recorder r = { .fail_at = -1 };
+	struct masks_target target = { .visible = rec_visible, .mask = rec_mask, .ctx = &r,
+				       .named = rec_named };
+	struct masks_report rep;
+	char failing[PATH_MAX] = "";
+	static const char *const dirs[] = { "outside/srv", "outside/srv/app", "outside/node_modules",
+					    "outside/deep" };
+	for (size_t i = 0; i < sizeof dirs / sizeof dirs[0]; i++)
+		mk_dir(t, dirs[i]);
+	mk_sock(t, "outside/srv/app/api.sock");
+	mk_sock(t, "outside/srv/kept.sock");
+	mk_sock(t, "outside/node_modules/skipped.sock");
+	mk_sock(t, "ws/in-workspace.sock");
+	mk_sock(t, "session/channel.sock");
+	char rel[PATH_MAX] = "outside/deep";
+	for (unsigned i = 0; i < MASKS_WALK_MAX_DEPTH; i++) {
+		strcat(rel, "/d");
+		mk_dir(t, rel);
+	}
+	strcat(rel, "/too-deep.sock");
+	mk_sock(t, rel);
+	char kept[PATH_MAX];
+	snprintf(kept, sizeof kept, "%s", pathf(t->root, "outside/srv/kept.sock"));
+	named_path = kept;
+	/* the tree's root and, inside it, outside/ again: walked once */
+	const char *roots[] = { t->root, pathf(t->root, "outside"), "relative/ignored" };
+	const char *done[] = { t->ws, t->home, t->session, NULL };
+	assert_int_equal(masks_sockets(roots, 3, done, &target, &rep, failing, NULL), MASKS_OK);
+	named_path = NULL;
+	assert_int_equal(r.n, 1);
+	assert_int_equal(rep.sockets, 1);
+	assert_int_equal(rep.masks, 1);
+	assert_string_equal(r.hidden[0], pathf(t->root, "outside/srv/app/api.sock"));
+	assert_true(rep.capped); /* the depth bound */
+	/* a failing target: the result and the path */
+	r = (struct recorder){ .fail_at = 0 };
+	assert_int_equal(masks_sockets(roots, 1, done, &target, &rep, failing, NULL),
+			 MASKS_MASK_FAILED);
+	assert_string_equal(failing, pathf(t->root, "outside/srv/kept.sock"));
+	/* nothing done: the workspace's and the session's sockets too */
+	r = (struct recorder){ .fail_at = -1 };
+	assert_int_equal(masks_sockets(roots, 1, NULL, &target, &rep, NULL, NULL), MASKS_OK);
+	assert_int_equal(rep.sockets, 4);
+	assert_true(rec_find(&r, pathf(t->ws, "in-workspace.sock")) >= 0);
+}
+
+/*
+ * In the bwrap argv: /dev/null over each socket that shows (workspace, home, other host
+ * trees), after the binds; a socket sandbox.write names is bound read-write and not masked;
+ * the count apart from the deny-read masks.
+ */
+/* Home as an allowlist (MASK_RULES: no sandbox.read): an empty tmpfs, the tools' trees bound on it, read-only at the end. */
+static void test_home_allowlist(void **state)
+{
+	struct tree *t = *state;
+	struct compiled c;
+	struct sandbox_config cfg;
+	struct sandbox_report rep;
+	mk_dir(t, "home/.cache");
+	mk_dir(t, "home/.local");
+	mk_dir(t, "home/.local/bin");
+	mk_file(t, "home/.gitconfig", "[user]\n\tname = x\n");
+	mk_file(t, "home/.local/bin/deploy.key", "k\n");
+	mk_file(t, "home/.vault-token", "t\n");
+	compile(&c, MASK_RULES, t->home, t->ws);
+	config_init(&cfg, t, &c);
+	char **argv = build_ok(&cfg, &rep);
+	assert_true(rep.home_shown);
+	int tmpfs = find_seq(argv, "--tmpfs", t->home, NULL);
+	int git = find_seq(argv, "--ro-bind", pathf(t->home, ".gitconfig"), pathf(t->home, ".gitconfig"),
+			   NULL);
+	int cache = find_seq(argv, "--ro-bind", pathf(t->home, ".cache"), pathf(t->home, ".cache"), NULL);
+	int seal = find_seq(argv, "--remount-ro", t->home, NULL);
+	int bin = find_seq(argv, "--ro-bind", pathf(t->home, ".local/bin"), pathf(t->home, ".local/bin"),
+			   NULL);
+	int key = find_seq(argv, "--ro-bind", "/dev/null", pathf(t->home, ".local/bin/deploy.key"), NULL);
+	int ws = find_seq(argv, "--bind", t->ws, t->ws, NULL);
+	assert_true(tmpfs > 0 && git > tmpfs && cache > tmpfs && ws > tmpfs);
+	/* the walk goes down the trees shown: the key in ~/.local/bin is masked; sealed after every mount */
+	assert_true(bin > tmpfs && key > bin && seal > key && seal > ws);
+	/* what is not listed is not there: nothing of it bound, nor masked (~/.ssh) */
+	assert_int_equal(count_word(argv, pathf(t->home, ".vault-token")), 0);
+	assert_int_equal(count_word(argv, pathf(t->home, ".ssh")), 0);
+	sandbox_argv_free(argv);
+	compiled_free(&c);
+
+	/* read: ["~"] shows home whole, as before */
+	compile(&c, mask_policy, t->home, t->ws);
+	config_init(&cfg, t, &c);
+	argv = build_ok(&cfg, &rep);
+	assert_false(rep.home_shown);
+	assert_int_equal(find_seq(argv, "--tmpfs", t->home, NULL), -1);
+	sandbox_argv_free(argv);
+	compiled_free(&c);
+}
+
+static void test_argv_sockets(void **state)
+{
+	struct tree *t = *state;
+	struct compiled c;
+	struct sandbox_config cfg;
+	struct sandbox_report rep;
+	char yaml[2048];
+	mk_dir(t, "home/.docker");
+	mk_sock(t, "home/.docker/api.sock");
+	mk_sock(t, "ws/ws.sock");
+	mk_sock(t, "outside/host.sock");
+	mk_sock(t, "outside/listed.sock");
+	mk_sock(t, "session/channel");
+	snprintf(yaml, sizeof yaml, "%s  write: [\"%s\"]\n", mask_policy,
+		 pathf(t->root, "outside/listed.sock"));
+	compile(&c, yaml, t->home, t->ws);
+	config_init(&cfg, t, &c);
+	char **argv = build_ok(&cfg, &rep);
+	int root = find_seq(argv, "--ro-bind", "/", "/", NULL);
+	int listed = find_seq(argv, "--bind", pathf(t->root, "outside/listed.sock"),
+			      pathf(t->root, "outside/listed.sock"), NULL);
+	assert_true(root > 0 && listed > root);
+	assert_int_equal(count_word(argv, pathf(t->root, "outside/listed.sock")), 2);
+	static const char *const masked[] = { "home/.docker/api.sock", "ws/ws.sock",
+					      "outside/host.sock" };
+	for (size_t i = 0; i < sizeof masked / sizeof masked[0]; i++) {
+		const char *p = pathf(t->root, masked[i]);
+		int at = find_seq(argv, "--ro-bind", "/dev/null", p, NULL);
+		assert_true(at > listed);
+		assert_int_equal(count_word(argv, p), 1);
+	}
+	/* the session directory is the sandbox's own: not walked */
+	assert_int_equal(count_word(argv, pathf(t->session, "channel")), 0);
+	assert_int_equal(rep.masks, 6);
+	assert_true(rep.sockets >= 3); /* the host's own sockets under / may add to it */
+	sandbox_argv_free(argv);
+	compiled_free(&c);
+	/* with a read list, only the trees it names are walked */
+	snprintf(yaml, sizeof yaml, "%s  read: [\"/usr\", \"%s\"]\n", MASK_RULES,
+		 pathf(t->root, "outside"));
+	compile(&c, yaml, t->home, t->ws);
+	config_init(&cfg, t, &c);
+	argv = build_ok(&cfg, &rep);
+	assert_true(find_seq(argv, "--ro-bind", "/dev/null", pathf(t->root, "outside/host.sock"),
+			     NULL) > 0);
+	assert_true(find_seq(argv, "--ro-bind", "/dev/null", pathf(t->root, "outside/listed.sock"),
+			     NULL) > 0);
+	assert_true(find_seq(argv, "--ro-bind", "/dev/null", pathf(t->ws, "ws.sock"), NULL) > 0);
+	sandbox_argv_free(argv);
+	compiled_free(&c);
+}
+
 /* ---- env_build ------------------------------------------------------------------------------------- */
 
 /* A hand-made policy holding only what env_build reads. */
@@ -804,6 +1023,10 @@ int main(void)
 		cmocka_unit_test(test_walk_caps),
 		cmocka_unit_test_setup_teardown(test_masks_apply_order, tree_setup, tree_teardown),
 		cmocka_unit_test_setup_teardown(test_masks_apply_fails_with_path, tree_setup, tree_teardown),
+		cmocka_unit_test_setup_teardown(test_masks_apply_sockets, tree_setup, tree_teardown),
+		cmocka_unit_test_setup_teardown(test_masks_sockets_walk, tree_setup, tree_teardown),
+		cmocka_unit_test_setup_teardown(test_argv_sockets, tree_setup, tree_teardown),
+		cmocka_unit_test_setup_teardown(test_home_allowlist, tree_setup, tree_teardown),
 		cmocka_unit_test(test_env_passthrough),
 		cmocka_unit_test(test_env_override_order),
 		cmocka_unit_test(test_env_errors),
