@@ -115,7 +115,24 @@ case_host_sockets()
 	[ "$(sock_hits)" -ge $((h0 + 8)) ] || _fail "the servers saw $(($(sock_hits) - h0)) connection(s), expected 8"
 	done_check
 
-	pol=$(open_policy)
+	# home is an allowlist: ~/.docker is not there at all by default
+	arun --headless --policy "$(open_policy)" -- sh "$U/sock.sh"
+	check "$p: by default ~/.docker is not in the sandbox at all (home is an allowlist): every client gets ENOENT for its socket; the /srv one is masked"
+	expect_rc 0
+	for how in py dyn static raw; do
+		expect_out_re "^$how $dock: ([a-z]+ )?ERR ENOENT$"
+		expect_out_re "^$how $api: ([a-z]+ )?ERR ECONNREFUSED$"
+	done
+	done_check
+
+	# ~/.docker shown (sandbox.read adds it to home's list): the walk masks its socket
+	pol=$(write_policy sockets-home.yaml <<'EOF2'
+version: 1
+default: {exec: allow, read: allow, write: allow, connect: deny}
+sandbox:
+  read: ["~/.docker"]
+EOF2
+)
 	h0=$(sock_hits)
 	arun --headless --policy "$pol" -- sh "$U/sock.sh"
 	sleep 0.3
@@ -128,7 +145,7 @@ case_host_sockets()
 	done
 	[ "$(sock_hits)" = "$h0" ] || _fail "the servers saw $(($(sock_hits) - h0)) connection(s) from inside"
 	expect_start_num sockets_masked 2
-	expect_start_num masked 4 # ~/.ssh and ~/.aws, .env, and the two sockets
+	expect_start_num masked 2 # the two sockets (no deny rule here; ~/.ssh and ~/.aws are not shown at all)
 	expect_log_valid
 	done_check
 
