@@ -203,13 +203,25 @@ static enum masks_result walk_link(struct walk *w, const char *path)
 	return MASKS_OK;
 }
 
-/* One entry: hide it when denied, else queue it when it is a directory worth descending. */
+/*
+ * One entry: hide it when denied, else queue it when it is a directory worth
+ * descending.  type: its readdir(3) d_type, DT_UNKNOWN when not known.  The
+ * socket walk (no image) needs no lstat(2) for what d_type says is not a
+ * directory or a socket, and follows no symlink: a socket a link leads to
+ * is found where it is, if that is shown (a host of trees holds thousands of
+ * links, /etc/alternatives, certificates: resolving each was most of the
+ * walk's time).
+ */
 static enum masks_result walk_entry(struct walk *w, const char *path, unsigned depth,
-				    const char *root)
+				    const char *root, unsigned char type)
 {
 	struct stat st;
 	w->rep->walked++;
+	if (!w->img && type != DT_UNKNOWN && type != DT_DIR && type != DT_SOCK)
+		return MASKS_OK;
 	if (lstat(path, &st) != 0)
+		return MASKS_OK;
+	if (!w->img && S_ISLNK(st.st_mode))
 		return MASKS_OK;
 	if (S_ISLNK(st.st_mode))
 		return walk_link(w, path);
@@ -247,7 +259,7 @@ static enum masks_result walk_dir(struct walk *w, const struct walk_dir *d, cons
 		int n = snprintf(path, sizeof path, "%s%s%s", d->path,
 				 strcmp(d->path, "/") ? "/" : "", de->d_name);
 		if (n > 0 && (size_t)n < sizeof path)
-			r = walk_entry(w, path, d->depth + 1, root);
+			r = walk_entry(w, path, d->depth + 1, root, de->d_type);
 	}
 	closedir(dir);
 	return r;
@@ -258,7 +270,7 @@ static enum masks_result walk_root(struct walk *w, const char *root)
 {
 	if (w->full)
 		return MASKS_OK;
-	enum masks_result r = walk_entry(w, root, 0, root);
+	enum masks_result r = walk_entry(w, root, 0, root, DT_UNKNOWN);
 	while (r == MASKS_OK && w->head < w->tail && !w->full) {
 		struct walk_dir d = w->queue[w->head++];
 		r = walk_dir(w, &d, root);
@@ -318,7 +330,7 @@ enum masks_result masks_sockets(const char *const *roots, size_t nroots, const c
 	for (size_t i = 0; i < nroots && r == MASKS_OK && !w.full; i++) {
 		if (roots[i][0] != '/' || under_other_root(roots, nroots, i))
 			continue;
-		r = walk_entry(&w, roots[i], 0, roots[i]);
+		r = walk_entry(&w, roots[i], 0, roots[i], DT_UNKNOWN);
 	}
 	while (r == MASKS_OK && w.head < w.tail && !w.full) {
 		struct walk_dir d = w.queue[w.head++];

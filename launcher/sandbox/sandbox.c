@@ -755,15 +755,24 @@ static bool target_named(void *ctx, const char *canon)
 }
 
 /*
+ * Where services put their sockets when "/" is shown whole (the sandbox's
+ * own /run, /tmp and /dev replace the usual places): the system's state
+ * (/var: postfix, libvirt, lxd, snap's, a database's), service and add-on
+ * trees, other users' homes, mounted media.  Walking all of "/" instead
+ * cost 40 ms a launch on a developer's machine (its source trees).
+ */
+static const char *const socket_places[] = { "/var", "/srv", "/opt", "/home", "/mnt", "/media" };
+
+/*
  * The socket walk (masks.h masks_sockets()) over the host trees the
  * sandbox shows: the destination of each bind of a host path at itself
- * (the read tree, "/" by default, the write tree, protections); the
- * workspace and home (walked by masks_apply()) and the session directory
- * (the sandbox's own, shown at RUN_SANDBOX_DIR) not descended.
+ * (the read tree, the write tree, protections; for "/", socket_places);
+ * the workspace and home (walked by masks_apply()) and the session
+ * directory (the sandbox's own, shown at RUN_SANDBOX_DIR) not descended.
  */
 static int sockets_add(struct builder *b, const struct masks_target *t)
 {
-	const char **roots = calloc(b->nops + 1, sizeof *roots);
+	const char **roots = calloc(b->nops + NELEM(socket_places) + 1, sizeof *roots);
 	const char *done[] = { b->cfg->workspace, b->cfg->home, b->cfg->session_dir, NULL };
 	char home[PATH_MAX], failing[PATH_MAX];
 	size_t n = 0;
@@ -774,9 +783,15 @@ static int sockets_add(struct builder *b, const struct masks_target *t)
 		done[1] = home;
 	for (size_t i = 0; i < b->nops; i++) {
 		const struct sandbox_op *op = &b->ops[i];
-		if ((op->kind == SANDBOX_OP_RO_BIND || op->kind == SANDBOX_OP_BIND ||
-		     op->kind == SANDBOX_OP_RO_BIND_TRY) && strcmp(op->a, op->b) == 0)
+		if (!((op->kind == SANDBOX_OP_RO_BIND || op->kind == SANDBOX_OP_BIND ||
+		       op->kind == SANDBOX_OP_RO_BIND_TRY) && strcmp(op->a, op->b) == 0))
+			continue;
+		if (strcmp(op->b, "/") != 0) {
 			roots[n++] = op->b;
+			continue;
+		}
+		for (size_t k = 0; k < NELEM(socket_places); k++)
+			roots[n++] = socket_places[k];
 	}
 	struct masks_report sr;
 	enum masks_result r = masks_sockets(roots, n, done, t, &sr, failing, &e);
