@@ -35,12 +35,13 @@ extern char **environ;
  * that program's path goes to copy_of (cap bytes) and a->copy_of points at
  * it.  Cost when the table is not empty: one open(2), two or three
  * pread(2)s and a close(2); a file that cannot be read has no build-id.
+ * canon NULL: the file is fd's (fexecve of a file with no path, a memfd).
  */
-static void decide_copy(const struct policy_image *img, const char *canon, char *const argv[],
-			struct shim_action *a, char *copy_of, size_t cap)
+static void decide_copy(const struct policy_image *img, const char *canon, int fd,
+			char *const argv[], struct shim_action *a, char *copy_of, size_t cap)
 {
 	const char *t;
-	size_t tl, pos = 0, cl = strlen(canon);
+	size_t tl, pos = 0, cl = canon ? strlen(canon) : 0;
 	struct buildid_entry e;
 	uint8_t id[BUILDID_MAX];
 	char hex[2 * BUILDID_MAX + 1];
@@ -48,10 +49,10 @@ static void decide_copy(const struct policy_image *img, const char *canon, char 
 		return;
 	/* the ruled file itself, or a symlink to it: its names decide, and a multi-call
 	   binary started as another of its names is that other program */
-	while (buildid_table_next(t, tl, &pos, &e))
+	while (canon && buildid_table_next(t, tl, &pos, &e))
 		if (e.real_len == cl && memcmp(e.real, canon, cl) == 0)
 			return;
-	int n = buildid_read_path(canon, id, sizeof id);
+	int n = canon ? buildid_read_path(canon, id, sizeof id) : buildid_read_fd(fd, id, sizeof id);
 	if (n <= 0 || !buildid_hex(id, (size_t)n, hex, sizeof hex))
 		return;
 	size_t hl = (size_t)n * 2;
@@ -98,6 +99,13 @@ static enum policy_decision decide_exec(int dirfd, const char *path, char *const
 	if (path[0] == '/' || dirfd != AT_FDCWD || syscall(SYS_getcwd, cwd, sizeof cwd) < 0 ||
 	    canon_lexical(cwd, path, abs, sizeof abs) < 0)
 		snprintf(abs, sizeof abs, "%s", path[0] == '/' ? path : canon);
+	/* a descriptor with no path (a memfd): named as the kernel names it, "/memfd:x (deleted)" */
+	if (!resolved && path[0] == '\0' && (canon_flags & CANON_EMPTY_PATH) && dirfd >= 0) {
+		char link[64];
+		snprintf(link, sizeof link, "/proc/self/fd/%d", dirfd);
+		long n = syscall(SYS_readlinkat, AT_FDCWD, link, abs, sizeof abs - 1);
+		abs[n > 0 ? n : 0] = '\0';
+	}
 	if (img && argv[0] && loader_is(canon)) {
 		size_t i = loader_program((const char *const *)argv);
 		if (i)
@@ -122,7 +130,15 @@ static enum policy_decision decide_exec(int dirfd, const char *path, char *const
 			a.v = policy_verdict_stricter(
 				a.v, policy_decide_exec(img, canon, (const char *const *)argv));
 		if (resolved)
-			decide_copy(img, canon, argv, &a, copy_of, sizeof copy_of);
+			decide_copy(img, canon, -1, argv, &a, copy_of, sizeof copy_of);
+		/*
+		 * fexecve(3) / execveat(AT_EMPTY_PATH) of a file with no path to
+		 * resolve (a memfd the program wrote a copy of git into): the
+		 * build-id read through the descriptor itself (pread: its offset
+		 * stays)
+		 */
+		else if ((canon_flags & CANON_EMPTY_PATH) && path[0] == '\0' && dirfd >= 0)
+			decide_copy(img, NULL, dirfd, argv, &a, copy_of, sizeof copy_of);
 	}
 	return shim_resolve(&a);
 }

@@ -83,6 +83,23 @@ except OSError as e:
 	bi_push_refused "buildid: python3 copies git, subprocess runs the copy's push: PermissionError EACCES, logged" \
 		"$W/bi/g-py" py
 
+	# no file at all: a copy written into a memfd and started with fexecve (os.execve(fd))
+	SHIM_DIR=$BS shim_run "$PY" -c "${PYPRE}
+import shutil
+fd = os.memfd_create('t')
+os.write(fd, open(shutil.which('git'), 'rb').read())
+os.chdir('bi/repo')
+try:
+    os.execve(fd, ['zz', 'push', 'origin', 'main'], dict(os.environ))
+except OSError as e:
+    print(en(e))"
+	check "buildid: a copy of git in a memfd started by fexecve (python os.execve(fd)) refused as git push, logged with the memfd's name"
+	expect_out_eq "err EACCES"
+	bi_pushed && _fail "the push reached the remote"
+	expect_event type=event source=exec decision=deny rule=$R_BI_PUSH "program~memfd:t" \
+		"copy_of=$BI_GIT"
+	done_check
+
 	SHIM_DIR=$BS sh_run 'cp "$(command -v git)" bi/other/tool && cd bi/repo && ../other/tool push origin main'
 	bi_push_refused "buildid: a renamed copy in another directory refused" "$W/bi/other/tool"
 
