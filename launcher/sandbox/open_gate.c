@@ -316,10 +316,14 @@ static int decide(struct open_gate *g, const struct fanotify_event_metadata *m)
 			return r ? r : -EIO;
 		return r;
 	}
-	struct stat st;
-	if (!r && g->st.ignored < OPEN_GATE_MAX_IGNORES && fstat(m->fd, &st) == 0 &&
-	    S_ISREG(st.st_mode) &&
-	    fanotify_mark(g->fan, FAN_MARK_ADD | FAN_MARK_IGNORED_MASK, FAN_OPEN_PERM, m->fd, NULL) == 0)
+	/*
+	 * Its later opens cost nothing.  The decision is by name, which a write
+	 * does not change: the mark survives one (FAN_MARK_IGNORED_SURV_MODIFY),
+	 * or a file written and read again, as builds do, would be decided again.
+	 */
+	if (!r && g->st.ignored < OPEN_GATE_MAX_IGNORES &&
+	    fanotify_mark(g->fan, FAN_MARK_ADD | FAN_MARK_IGNORED_MASK | FAN_MARK_IGNORED_SURV_MODIFY,
+			  FAN_OPEN_PERM, m->fd, NULL) == 0)
 		g->st.ignored++;
 	return r;
 }

@@ -13,13 +13,16 @@
  * the launcher's answer.  The launcher reads the file's path from the event's
  * descriptor, decides it as the mask walk would (masks_refuses(): a
  * deny-read rule, or the mandatory list of credential stores) and answers
- * allow or deny (the opener gets EPERM, where the shim says EACCES).  An allowed regular file gets an ignore mark
- * on its inode, so only its first open costs a round trip; writing to it
- * clears that mark (no FAN_MARK_IGNORED_SURV_MODIFY), so new content is
- * decided again.  No check-then-use window: the open itself waits.
+ * allow or deny (the opener gets EPERM, where the shim says EACCES).  An
+ * allowed file gets an ignore mark on its inode, so only its first open
+ * costs a round trip (the decision is by name, which a write does not
+ * change: the mark survives writes).  No check-then-use window: the open
+ * itself waits.
  *
  * Not covered: directories (listing shows names, not content), reads of a
- * file opened before its name became a secret's, and asks (a read the
+ * file opened before its name became a secret's, a late secret hard-linked
+ * or renamed to another name by a program the shim is not in (link(2) and
+ * rename(2) are not gated; the gate decides by the name opened), and asks (a read the
  * policy asks about is the shim's to ask; the gate refuses only what a
  * rule denies).  Needs CAP_SYS_ADMIN (fanotify_init(2) with a permission
  * class): `airlock run` as root.

@@ -50,9 +50,9 @@ median() { sort -n | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
 # ---- one open, first and repeated ----------------------------------------------------------
 : >"$tmp/open.on"
 : >"$tmp/open.off"
-for r in 1 2 3 4 5; do
+for r in 1 2 3 4 5 6 7 8 9; do
 	for gate in on off; do
-		arun $gate "$tmp/open_loop" "$tmp/ws/files" "$files" 20000 >>"$tmp/open.$gate"
+		arun $gate "$tmp/open_loop" "$tmp/ws/files" "$files" 100000 >>"$tmp/open.$gate"
 	done
 done
 for kind in first repeat; do
@@ -86,7 +86,9 @@ repo=$tmp/ws/repo
 mkdir -p "$repo"
 (cd "$repo" && git init -q . && for d in $(seq 0 99); do mkdir -p "d$d"; for f in $(seq 0 99); do
 	echo "$d $f" >"d$d/f$f.txt"; done; done && git add -A &&
-	git -c user.name=b -c user.email=b@b commit -qm files && echo change >>d7/f7.txt)
+	git -c user.name=b -c user.email=b@b commit -qm files && echo change >>d7/f7.txt &&
+	sleep 1.1 && git status --short >/dev/null) # the index refreshed: no entry racily clean (git
+# would read every file again), as in a repository not written the same second
 for r in $(seq "$runs"); do
 	for gate in on off; do timed git_status $gate git -C "$repo" status --short; done
 done
