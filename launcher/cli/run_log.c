@@ -122,6 +122,12 @@ void run_log_gate_refused(struct audit_log *log, const struct policy_image *img,
 {
 	struct policy_rule_info info;
 	char where[1100];
+	if (rule == OPEN_GATE_RULE_NO_FDS) {
+		(void)audit_launcher_note(log, getpid(), policy_decision_name(POLICY_DENY),
+					  "the open gate (fanotify) is out of file descriptors: the kernel "
+					  "refuses the sandbox's opens until the launcher has some again");
+		return;
+	}
 	bool described = rule >= 0 && policy_rule_describe(img, rule, &info) == 0;
 	if (described)
 		snprintf(where, sizeof where, "%s:%u", info.file, info.line);

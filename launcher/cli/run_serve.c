@@ -123,7 +123,7 @@ static void gate_serve(struct run *r)
 	if (e == 0)
 		return;
 	snprintf(msg, sizeof msg, "the open gate (fanotify) failed: %s: ending the agent",
-		 strerror(-e));
+		 e == -ECHILD ? "its worker process ended" : strerror(-e));
 	(void)audit_launcher_note(r->log, getpid(), policy_decision_name(POLICY_DENY), msg);
 	airlock_err("run: %s", msg);
 	open_gate_free(r->gate);
@@ -146,7 +146,7 @@ static bool dispatch(struct run *r, const struct loop *l)
 	if (poll(fds, 6, next_timeout(r, l)) < 0 && errno != EINTR)
 		return false;
 	/* first: every open in the sandbox waits on it */
-	if (r->gate && (fds[5].revents & POLLIN))
+	if (r->gate && (fds[5].revents & (POLLIN | POLLHUP | POLLERR)))
 		gate_serve(r);
 	control_dispatch(r->control);
 	approve_dispatch(r->approvals);

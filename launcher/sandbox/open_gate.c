@@ -3,7 +3,9 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <poll.h>
-#include <pthread.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,12 +26,35 @@ struct open_gate {
 	open_gate_refused_fn refused;
 	void *ctx;
 	struct open_gate_stats st; /* the worker's, read after it stopped (or racily, for counts) */
-	/* the worker thread answers; the caller's loop hears of refusals and failure through a pipe */
-	pthread_t worker;
-	bool running;
+	/* the worker process answers; the caller's loop hears of refusals and failure through a pipe */
+	pid_t worker;
+	bool short_of_fds; /* the worker said it is out of descriptors, and has had none since */
+	int spare[OPEN_GATE_SPARE_FDS]; /* /dev/null, held so events find descriptors when the
+					   launcher runs out (an agent holding connections): -1 when given up */
 	int news[2]; /* worker -> caller: struct news records */
 	int stop[2]; /* caller -> worker: a byte (or its closing) says stop */
 };
+
+/* (Re)takes the spare descriptors it can. */
+static void spares_take(struct open_gate *g)
+{
+	for (int i = 0; i < OPEN_GATE_SPARE_FDS; i++)
+		if (g->spare[i] < 0)
+			g->spare[i] = open("/dev/null", O_RDONLY | O_CLOEXEC);
+}
+
+/* Gives the spare descriptors back: the next read's events can have them.  False: there were none. */
+static bool spares_give(struct open_gate *g)
+{
+	bool any = false;
+	for (int i = 0; i < OPEN_GATE_SPARE_FDS; i++)
+		if (g->spare[i] >= 0) {
+			close(g->spare[i]);
+			g->spare[i] = -1;
+			any = true;
+		}
+	return any;
+}
 
 /* A record on the news pipe: a refusal (err 0, path follows, len bytes) or the worker's end (err < 0). */
 struct news {
@@ -85,6 +110,9 @@ struct open_gate *open_gate_new(const struct policy_image *img, const char *home
 	}
 	*g = (struct open_gate){ .fan = -1, .img = img, .refused = refused, .ctx = ctx,
 				 .news = { -1, -1 }, .stop = { -1, -1 } };
+	for (int i = 0; i < OPEN_GATE_SPARE_FDS; i++)
+		g->spare[i] = -1;
+	spares_take(g);
 	if (pipe2(g->news, O_CLOEXEC) != 0 || pipe2(g->stop, O_CLOEXEC) != 0 ||
 	    fcntl(g->news[0], F_SETFL, O_NONBLOCK) != 0) {
 		snprintf(err, errlen, "cannot make a pipe: %s", strerror(errno));
@@ -328,13 +356,28 @@ static int decide(struct open_gate *g, const struct fanotify_event_metadata *m)
 	return r;
 }
 
-/* Answers every open waiting now (the group is non-blocking).  0, or -errno: the group failed. */
+/*
+ * Answers every open waiting now (the group is non-blocking).  0, or
+ * -errno: the group failed (-EMFILE / -ENFILE: out of descriptors even
+ * after giving the spares back; the kernel refused that open).
+ */
 static int answer_all(struct open_gate *g)
 {
 	/* aligned for the metadata records the kernel writes into it */
 	struct fanotify_event_metadata buf[256];
+	size_t want = sizeof buf;
 	for (;;) {
-		ssize_t len = read(g->fan, buf, sizeof buf);
+		ssize_t len = read(g->fan, buf, want);
+		if (len < 0 && (errno == EMFILE || errno == ENFILE) && spares_give(g)) {
+			/* that event was refused by the kernel; the next ones get the spares */
+			want = OPEN_GATE_SPARE_FDS * sizeof *buf;
+			continue;
+		}
+		/*
+		 * EMFILE / ENFILE: no descriptor for the event's file, so the
+		 * kernel has refused that open itself (FAN_DENY, fanotify_read):
+		 * closed, not failed; the caller says so and goes on.
+		 */
 		if (len < 0)
 			return errno == EAGAIN || errno == EINTR ? 0 : -errno;
 		if (len == 0)
@@ -354,19 +397,21 @@ static int answer_all(struct open_gate *g)
 		}
 		if (r)
 			return r;
+		spares_take(g);
 	}
 }
 
 /*
- * The worker: answers opens as they come, on its own thread, so an open
- * waits only for its own decision, never for the caller's loop (its asks,
- * proxy, log).  It decides from the read-only image and allocates nothing;
- * what it refused goes to the caller through the news pipe.  On failure it
- * says so there and ends.
+ * The worker: answers opens as they come, in a process of its own, so an
+ * open waits only for its own decision, never for the caller's loop (its
+ * asks, proxy, log), and its descriptors (one per event) never compete with
+ * the caller's (an agent can make the launcher run out of them by holding
+ * connections).  It decides from the image (mapped before the fork) and
+ * allocates nothing; what it refused goes to the caller through the news
+ * pipe.  On failure it says so there and ends.
  */
-static void *worker(void *arg)
+static void worker(struct open_gate *g)
 {
-	struct open_gate *g = arg;
 	struct pollfd p[2] = { { g->fan, POLLIN, 0 }, { g->stop[0], POLLIN, 0 } };
 	int r = 0;
 	while (!r) {
@@ -377,31 +422,96 @@ static void *worker(void *arg)
 			break;
 		}
 		if (p[1].revents)
-			return NULL;
+			return;
 		if (p[0].revents & (POLLERR | POLLHUP | POLLNVAL))
 			r = -EIO;
 		else if (p[0].revents & POLLIN)
 			r = answer_all(g);
+		if (r == -EMFILE || r == -ENFILE) {
+			/* the launcher is out of descriptors (an agent holding connections): said once an episode */
+			if (!g->short_of_fds) {
+				struct news n = { .err = -r, .rule = OPEN_GATE_RULE_NO_FDS };
+				(void)!write(g->news[1], &n, sizeof n);
+			}
+			g->short_of_fds = true;
+			r = 0;
+			usleep(2000);
+		} else if (!r) {
+			g->short_of_fds = false;
+		}
 	}
 	struct news n = { .err = r };
 	(void)!write(g->news[1], &n, sizeof n);
-	return NULL;
+}
+
+/*
+ * In the worker: the group and the pipe ends it uses moved to 3, 4, 5 and
+ * every other descriptor closed (the launcher's channel, sockets, log), then
+ * its spares taken anew.  False: it could not.
+ */
+static bool worker_fds(struct open_gate *g)
+{
+	int *keep[] = { &g->fan, &g->news[1], &g->stop[0] };
+	int top = 0;
+	spares_give(g);
+	for (size_t i = 0; i < NELEM(keep); i++)
+		top = *keep[i] > top ? *keep[i] : top;
+	/* above every one first, so that moving one down never lands on another */
+	for (size_t i = 0; i < NELEM(keep); i++)
+		if ((*keep[i] = fcntl(*keep[i], F_DUPFD_CLOEXEC, top + 1)) < 0)
+			return false;
+	for (size_t i = 0; i < NELEM(keep); i++) {
+		if (dup3(*keep[i], 3 + (int)i, O_CLOEXEC) < 0)
+			return false;
+		*keep[i] = 3 + (int)i;
+	}
+	close_range(3 + NELEM(keep), ~0U, 0);
+	spares_take(g);
+	return true;
 }
 
 int open_gate_start(struct open_gate *g)
 {
-	int e = pthread_create(&g->worker, NULL, worker, g);
-	g->running = e == 0;
-	return -e;
+	pid_t parent = getpid();
+	pid_t pid = fork();
+	if (pid < 0)
+		return -errno;
+	if (pid == 0) {
+		/* the launcher's death ends it (PR_SET_PDEATHSIG); the sandbox dies with it too */
+		if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != parent)
+			_exit(1);
+		prctl(PR_SET_NAME, "airlock-gate");
+		signal(SIGINT, SIG_IGN);
+		signal(SIGTERM, SIG_IGN);
+		if (!worker_fds(g)) {
+			struct news n = { .err = -EMFILE };
+			(void)!write(g->news[1], &n, sizeof n);
+			_exit(1);
+		}
+		worker(g);
+		_exit(0);
+	}
+	g->worker = pid;
+	/*
+	 * The caller keeps the group open too: should the worker die, the
+	 * sandbox's opens wait (the group is not closed, which would let them
+	 * through) until the caller hears the news pipe close and ends it.
+	 */
+	close(g->news[1]);
+	close(g->stop[0]);
+	g->news[1] = g->stop[0] = -1;
+	return 0;
 }
 
 void open_gate_stop(struct open_gate *g)
 {
-	if (!g || !g->running)
+	if (!g || g->worker <= 0)
 		return;
 	(void)!write(g->stop[1], "s", 1);
-	pthread_join(g->worker, NULL);
-	g->running = false;
+	/* reaped here, or already by the caller's SIGCHLD handling (waitpid(-1)): ECHILD */
+	while (waitpid(g->worker, NULL, 0) < 0 && errno == EINTR)
+		;
+	g->worker = 0;
 }
 
 int open_gate_serve(struct open_gate *g)
@@ -412,10 +522,17 @@ int open_gate_serve(struct open_gate *g)
 		ssize_t k = read(g->news[0], &n, sizeof n);
 		if (k < 0)
 			return errno == EAGAIN || errno == EINTR ? 0 : -errno;
+		if (k == 0)
+			return -ECHILD; /* the worker is gone (killed?): fail closed */
 		if (k != (ssize_t)sizeof n)
 			return -EIO;
 		if (n.err < 0)
 			return n.err;
+		if (n.err > 0) { /* a note: out of descriptors, the kernel refuses opens meanwhile */
+			if (g->refused)
+				g->refused(g->ctx, 0, "", OPEN_GATE_RULE_NO_FDS);
+			continue;
+		}
 		if (n.len >= sizeof path)
 			return -EPROTO;
 		/* the path follows its header at once (the worker wrote both): wait for it */
@@ -448,6 +565,7 @@ void open_gate_free(struct open_gate *g)
 	if (!g)
 		return;
 	open_gate_stop(g);
+	spares_give(g);
 	if (g->fan >= 0)
 		close(g->fan);
 	for (int i = 0; i < 2; i++) {

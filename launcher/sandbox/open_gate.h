@@ -41,6 +41,12 @@ struct open_gate;
 
 /* The rule a refusal names when the file's path could not be read whole (a rule cannot be checked). */
 #define OPEN_GATE_RULE_NO_PATH (-2)
+/*
+ * Not one open: the launcher ran out of file descriptors (fanotify needs one
+ * per event), so the kernel refuses the sandbox's opens meanwhile (fail
+ * closed); told once an episode, with pid 0 and an empty path.
+ */
+#define OPEN_GATE_RULE_NO_FDS (-3)
 
 /*
  * Told each refused open: pid as this process sees it, the canonical path
@@ -56,6 +62,9 @@ struct open_gate_stats {
 	unsigned long refused; /* of those, refused */
 	unsigned long ignored; /* inodes given an ignore mark (their later opens cost nothing) */
 };
+
+/* Descriptors the gate holds in reserve for events when the launcher runs out (an agent holding connections). */
+#define OPEN_GATE_SPARE_FDS 8
 
 /* The most ignore marks one gate places; past it every open of a new inode round-trips. */
 #define OPEN_GATE_MAX_IGNORES 262144ul
@@ -87,17 +96,19 @@ struct open_gate *open_gate_new(const struct policy_image *img, const char *home
 int open_gate_mark(struct open_gate *g, pid_t pid, char *err, size_t errlen);
 
 /*
- * Starts answering: a thread of the gate's own answers each open as it
- * comes (an open then waits for its own decision only, never for the
- * caller's loop).  After open_gate_mark(), before the sandbox's agent
- * starts.  0 or -errno (pthread_create(3)).
+ * Starts answering: a process of the gate's own ("airlock-gate", forked;
+ * it dies with the caller) answers each open as it comes, so an open waits
+ * for its own decision only, never for the caller's loop, and the worker's
+ * descriptors (one per event) never run short because the caller's did.
+ * After open_gate_mark(), before the sandbox's agent starts, while the
+ * caller has no other thread.  0 or -errno (fork(2)).
  */
 int open_gate_start(struct open_gate *g);
 
 /*
- * Stops the thread (once the sandbox ended: opens still waiting would be
- * allowed by the kernel when the group closes).  Before fork(2)ing a child
- * that does more than exec.  Accepts NULL and a gate not started.
+ * Stops the worker and reaps it (once the sandbox ended: opens still
+ * waiting would be allowed by the kernel when the group closes).  Accepts
+ * NULL and a gate not started.
  */
 void open_gate_stop(struct open_gate *g);
 
@@ -107,7 +118,8 @@ int open_gate_fd(const struct open_gate *g);
 /*
  * Takes the gate's news, in the caller's thread, without blocking: tells
  * refused(ctx, ...) of each open it refused.  0, or -errno when the gate
- * failed (its group unreadable or unanswerable): the caller must stop the
+ * failed (its group unreadable or unanswerable; -ECHILD: its worker process
+ * is gone): the caller must stop the
  * sandbox (its opens would hang, or go unchecked once the group closes).
  */
 int open_gate_serve(struct open_gate *g);
@@ -115,7 +127,7 @@ int open_gate_serve(struct open_gate *g);
 /* Counts so far. */
 struct open_gate_stats open_gate_stats(const struct open_gate *g);
 
-/* Stops the thread, closes the group (opens still waiting are allowed by the kernel: stop the sandbox first) and frees g.  Accepts NULL. */
+/* Stops the worker, closes the group (opens still waiting are allowed by the kernel: stop the sandbox first) and frees g.  Accepts NULL. */
 void open_gate_free(struct open_gate *g);
 
 #endif
