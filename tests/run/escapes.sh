@@ -171,3 +171,31 @@ EOF2
 	done_check
 	rm -rf "$H/.config/acme" "$H/.cache/tool" "$H/.bashrc"
 }
+
+# case_gate_dies: the open gate's worker process killed mid-session (as root): the session ends
+# at once (fail closed, exit 137) and the log says why; nothing the agent runs later happens.
+case_gate_dies()
+{
+	p=$RUN_USER
+	need_sandbox "$p: the open gate's worker dies" || return
+	if [ -n "$AS" ]; then
+		tap_skip "$p: the open gate's worker dies" "the open gate needs root"
+		return
+	fi
+	rm -f "$W/gate-ready" "$W/gate-after"
+	arun_bg "$T/gate.out" --headless -- sh -c 'touch gate-ready; sleep 3; touch gate-after; echo after'
+	wait_file "$W/gate-ready" 100
+	gate=$(pgrep -P "$BGPID" -x airlock-gate | head -n 1)
+	[ -n "$gate" ] && kill -KILL "$gate"
+	wait_pid_gone "$BGPID" 100
+	RC=$BGRC OUT=$(cat "$T/gate.out") ERR=$(cat "$T/gate.out.err")
+	check "$p: the open gate's worker (airlock-gate) killed: the session ends at once, 137, logged; the agent does nothing more"
+	[ -n "$gate" ] || _fail "no airlock-gate process under the launcher $BGPID"
+	expect_rc 137
+	expect_out_lacks after
+	[ -e "$W/gate-after" ] && _fail "the agent went on after the gate died"
+	expect_err_has "the open gate (fanotify) failed: its worker process ended"
+	expect_log source=launcher decision=deny message~"its worker process ended"
+	done_check
+	rm -f "$W/gate-ready" "$W/gate-after"
+}

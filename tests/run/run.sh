@@ -141,7 +141,7 @@ landlock_setup
 for u in $USERS; do
 	use_user "$u"
 	echo "# ---- as $u ----"
-	for c in secrets write_outside env exit_codes asks static tiocsti seccomp setid spawn policy_ro timeout signals interactive interactive_attacks forged_events control no_sandbox doctor places real_programs log_full copies profiles landlock_helper landlock late_secrets home_allowlist redteam_gate host_sockets; do
+	for c in secrets write_outside env exit_codes asks static tiocsti seccomp setid spawn policy_ro timeout signals interactive interactive_attacks forged_events control no_sandbox doctor places real_programs log_full copies profiles landlock_helper landlock late_secrets gate_dies home_allowlist redteam_gate host_sockets; do
 		case " ${ONLY_CASES:-$c} " in *" $c "*) "case_$c" ;; esac
 	done
 done
