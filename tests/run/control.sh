@@ -167,6 +167,7 @@ if os.fork() == 0:
                 f = s.makefile("rw")
                 f.write('{"type":"attach"}\n')
                 f.flush()
+                open("attach-tried", "w").close()
                 for line in f:
                     m = json.loads(line)
                     if m["type"] == "ask":
@@ -177,10 +178,17 @@ if os.fork() == 0:
         os._exit(0)
     os._exit(0)
 os.wait()
-time.sleep(1.5)
+# the ask only once the grandchild has tried to attach (a fixed wait lost the race on a busy
+# machine), and a moment for the launcher to take its line
+for _ in range(200):
+    if os.path.exists("attach-tried"):
+        break
+    time.sleep(0.05)
+time.sleep(0.5)
 os.system("echo s > asked/k-self || echo refused-self")
 EOF
 	[ -z "$AS" ] || chown "$RUN_USER" "$W/selfapprove.py"
+	rm -f "$W/attach-tried"
 	arun --no-sandbox --headless --policy "$pol" -- "$PY" selfapprove.py "$(ctl_dir)"
 	check "$p: control: with --no-sandbox a double-forked process of the agent cannot attach and approve its ask"
 	expect_out_has refused-self
