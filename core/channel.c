@@ -114,8 +114,6 @@ static const char *check_fields(const struct channel_msg *m)
 		return "copy flag on a message that is no exec";
 	if ((m->flags & CHANNEL_F_PID) && m->type != CHANNEL_EVENT && m->type != CHANNEL_ASK)
 		return "pid flag on a message that is neither an event nor an ask";
-	if ((m->flags & CHANNEL_F_PID) && m->self_pid <= 0)
-		return "a sender's own pid that is not positive";
 	if ((unsigned)m->decision >= POLICY_DECISION_MAX)
 		return "decision out of range";
 	if (m->type == CHANNEL_ANSWER && m->decision == POLICY_ASK)
@@ -287,6 +285,8 @@ int channel_encode(uint8_t *buf, size_t cap, const struct channel_msg *m)
 	put_header(&w, m);
 	/* the sender's own pid follows the body: its room kept from the arguments */
 	int pid = (m->flags & CHANNEL_F_PID) != 0;
+	if (pid && m->self_pid <= 0)
+		return -EINVAL;
 	if (pid && w.cap < CHANNEL_HEADER_SIZE + 4)
 		return -EMSGSIZE;
 	w.cap -= pid ? 4 : 0;
