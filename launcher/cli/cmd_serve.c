@@ -59,6 +59,8 @@ const char cmd_env_usage[] =
 	"Prints the variables that join a process tree to a running `airlock serve`\n"
 	"session: for a shell, `export LD_PRELOAD=...` and `export AIRLOCK_DIR=...`\n"
 	"lines (eval \"$(airlock env)\"); with --format dockerfile, an ENV line.\n"
+	"The shell that evals them has no shim (it started before): the programs it\n"
+	"starts are not decided at their exec.  `exec bash` afterwards starts one that has.\n"
 	"\n"
 	"  --serve DIR        the session reached at DIR (serve --dir DIR, or its directory)\n"
 	"  --serve SESSION    the session with that id, or the start of one (airlock ps)\n"
@@ -231,7 +233,8 @@ void serve_started(const struct run *r)
 		    r->session.id, audit_path(r->log));
 	airlock_err("serve: its directory: %s%s%s", r->session.dir, r->o.dir ? ", reached at " : "",
 		    r->o.dir ? r->o.dir : "");
-	airlock_err("serve: a process tree joins it with (eval \"$(airlock env)\" sets them):");
+	airlock_err("serve: a process tree joins it with these (eval \"$(airlock env)\" sets them; "
+		    "then exec bash, so that the shell's own execs are decided too):");
 	fprintf(stderr, "  export LD_PRELOAD=%s\n  export AIRLOCK_DIR=%s\n", r->shim, join_dir);
 	airlock_err("serve: SIGINT or SIGTERM ends it");
 }

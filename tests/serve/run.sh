@@ -87,6 +87,27 @@ LISTEN_PID=$!
 for _ in $(seq 50); do [ -s "$TMP/accepted.ports" ] && break; sleep 0.1; done
 read -r PORT1 PORT2 <"$TMP/accepted.ports"
 
+# ---- bad input: refused, said, nothing left behind -----------------------------------------------
+"$AIRLOCK" serve --headless ls >"$TMP/bad.out" 2>&1
+if [ $? = 2 ] && grep -q "serve runs no program" "$TMP/bad.out"; then
+	pass "serve PROGRAM: a usage error (serve runs no program)"
+else
+	fail "serve PROGRAM: a usage error" "$(cat "$TMP/bad.out")"
+fi
+mkdir -p "$TMP/taken"
+"$AIRLOCK" serve --headless --log "$TMP/bad.jsonl" --dir "$TMP/taken" </dev/null >"$TMP/bad.out" 2>&1
+if [ $? = 125 ] && grep -q "exists and is not a link serve made" "$TMP/bad.out" && [ -d "$TMP/taken" ] && [ ! -L "$TMP/taken" ]; then
+	pass "serve --dir over a directory of its own: refused (125), the directory untouched"
+else
+	fail "serve --dir over a directory of its own: refused" "$(cat "$TMP/bad.out")"
+fi
+"$AIRLOCK" env --format xml >"$TMP/bad.out" 2>&1
+if [ $? = 2 ] && grep -q "unknown --format 'xml'" "$TMP/bad.out"; then
+	pass "env --format xml: a usage error"
+else
+	fail "env --format xml: a usage error" "$(cat "$TMP/bad.out")"
+fi
+
 # ---- the session ---------------------------------------------------------------------------------
 (cd "$W" && exec "$AIRLOCK" serve --headless --log "$L" --dir "$D" </dev/null >"$TMP/serve.out" 2>"$TMP/serve.err") &
 SERVE_PID=$!
