@@ -71,7 +71,7 @@ FUZZ_BINS := $(FUZZ_SRCS:tests/fuzz/%.c=$(BUILD)/fuzz/%)
 BENCH_SRCS := $(wildcard tests/bench/*_bench.c)
 BENCH_BINS := $(BENCH_SRCS:tests/bench/%.c=$(BUILD)/bench/%)
 
-.PHONY: all deps check unit-tests run-unit cli-tests shim-tests run-tests proxy-tests tui-tests agents-tests corpus-tests check-asan fuzz fuzz-smoke bench demo clean
+.PHONY: all deps check unit-tests run-unit cli-tests shim-tests serve-tests run-tests proxy-tests tui-tests agents-tests corpus-tests check-asan fuzz fuzz-smoke bench demo clean
 
 all: $(BUILD)/airlock $(BUILD)/libairlock-policy.a $(BUILD)/airlock-preload.so \
 	$(BUILD)/libairlock-proxy.a $(BUILD)/airlock-landlock
@@ -198,6 +198,10 @@ cli-tests: all
 	@tests/cli/log.sh $(BUILD)/airlock
 	@tests/cli/suggest.sh $(BUILD)/airlock
 
+# airlock serve and airlock env: unrelated process trees joining one session through the shim.
+serve-tests: all
+	@tests/serve/run.sh $(BUILD)
+
 # airlock run on real programs, as root and as an unprivileged user.
 run-tests: all unit-tests
 	@tests/run/run.sh $(BUILD)
@@ -241,6 +245,7 @@ check: deps
 	@$(MAKE) --no-print-directory run-unit
 	@$(MAKE) --no-print-directory cli-tests
 	@$(MAKE) --no-print-directory shim-tests
+	@$(MAKE) --no-print-directory serve-tests
 	@$(MAKE) --no-print-directory run-tests
 	@$(MAKE) --no-print-directory proxy-tests
 	@$(MAKE) --no-print-directory tui-tests

@@ -112,6 +112,8 @@ static const char *check_fields(const struct channel_msg *m)
 		return "truncated flag on a message without arguments";
 	if ((m->flags & CHANNEL_F_COPY) && m->source != CHANNEL_SOURCE_EXEC)
 		return "copy flag on a message that is no exec";
+	if ((m->flags & CHANNEL_F_PID) && m->type != CHANNEL_EVENT && m->type != CHANNEL_ASK)
+		return "pid flag on a message that is neither an event nor an ask";
 	if ((unsigned)m->decision >= POLICY_DECISION_MAX)
 		return "decision out of range";
 	if (m->type == CHANNEL_ANSWER && m->decision == POLICY_ASK)
@@ -281,9 +283,20 @@ int channel_encode(uint8_t *buf, size_t cap, const struct channel_msg *m)
 	if (w.cap < CHANNEL_HEADER_SIZE)
 		return -EMSGSIZE;
 	put_header(&w, m);
+	/* the sender's own pid follows the body: its room kept from the arguments */
+	int pid = (m->flags & CHANNEL_F_PID) != 0;
+	if (pid && m->self_pid <= 0)
+		return -EINVAL;
+	if (pid && w.cap < CHANNEL_HEADER_SIZE + 4)
+		return -EMSGSIZE;
+	w.cap -= pid ? 4 : 0;
 	r = put_body(&w, m);
 	if (r < 0)
 		return r;
+	if (pid) {
+		put_u32(buf + w.len, (uint32_t)m->self_pid);
+		w.len += 4;
+	}
 	put_u32(buf + 4, (uint32_t)w.len);
 	return (int)w.len;
 }
@@ -459,6 +472,18 @@ int channel_decode(const uint8_t *buf, size_t len, struct channel_msg *out)
 	if (out->why)
 		return -EBADMSG;
 	rc = get_body(&r, out);
+	if (rc == 0 && (out->flags & CHANNEL_F_PID)) {
+		if (r.end - r.p < 4) {
+			r.why = "the sender's pid past the end";
+			rc = -EBADMSG;
+		} else if ((int32_t)get_u32(r.p) <= 0) {
+			r.why = "a sender's own pid that is not positive";
+			rc = -EBADMSG;
+		} else {
+			out->self_pid = (int32_t)get_u32(r.p);
+			r.p += 4;
+		}
+	}
 	if (rc == 0 && r.p != r.end) {
 		r.why = "trailing bytes after the body";
 		rc = -EBADMSG;

@@ -33,6 +33,7 @@
  *                 u32 argc_total, u32 argc, argc strings
  *   OPEN body:    string path (canonical)
  *   CONNECT body: string host, u16 port
+ *   then, with CHANNEL_F_PID (EVENT and ASK only): u32 self_pid, > 0
  *
  * Every length is checked against the datagram; trailing bytes, unknown bits,
  * out-of-range enums, strings without their NUL or with an embedded NUL are
@@ -97,7 +98,15 @@ enum channel_decided_by {
  * decision, never make one looser.
  */
 #define CHANNEL_F_COPY 0x02u
-#define CHANNEL_F_ALL (CHANNEL_F_TRUNCATED | CHANNEL_F_COPY)
+/*
+ * EVENT, ASK: a u32 after the body, self_pid: the sender's pid as it sees
+ * itself (getpid(2) in its own pid namespace).  The shim's word, for the
+ * log only: who sent a message is the kernel's SCM_CREDENTIALS pid, in the
+ * receiver's namespace; the two differ for a process in a container's pid
+ * namespace (pid_namespaces(7)), and the log then gives both.
+ */
+#define CHANNEL_F_PID 0x04u
+#define CHANNEL_F_ALL (CHANNEL_F_TRUNCATED | CHANNEL_F_COPY | CHANNEL_F_PID)
 
 /*
  * A message in memory.  Strings are borrowed: on encode from the caller, on
@@ -127,6 +136,7 @@ struct channel_msg {
 	const char *path; /* OPEN: canonical path; NULL encodes as "" */
 	const char *host; /* CONNECT: name or IP literal; NULL encodes as "" */
 	uint16_t port;    /* CONNECT */
+	int32_t self_pid; /* with CHANNEL_F_PID: the sender's own getpid(2), > 0; else 0 */
 
 	const char *why; /* set by a failed decode: what was wrong (static storage) */
 };

@@ -91,6 +91,10 @@ static void fill(struct channel_msg *m, const struct shim_action *a)
 	static const enum channel_source sources[] = { CHANNEL_SOURCE_EXEC, CHANNEL_SOURCE_OPEN,
 						       CHANNEL_SOURCE_CONNECT };
 	memset(m, 0, sizeof *m);
+	/* the pid as this process sees it: the launcher logs it beside the kernel's when they differ
+	   (a container's pid namespace) */
+	m->flags = CHANNEL_F_PID;
+	m->self_pid = (int32_t)syscall(SYS_getpid);
 	m->source = sources[a->source];
 	m->decision = a->v.decision;
 	m->rule = a->v.rule;

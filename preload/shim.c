@@ -80,25 +80,57 @@ static int raw_open(const char *path, int flags)
 	return (int)syscall(SYS_openat, AT_FDCWD, path, flags | O_CLOEXEC, 0);
 }
 
-/* Maps $AIRLOCK_DIR/policy.img read-only and validates it; leaves image NULL on any failure. */
+/*
+ * No image, so every decision of this process is a deny: said once on
+ * stderr (fd 2, one write(2)), with why, for the person who started it with
+ * LD_PRELOAD by hand or from a session that has ended (airlock serve).
+ */
+static void say_no_image(const char *dir, const char *why)
+{
+	char msg[4096 + 512];
+	if (!dir)
+		shim_join(msg, sizeof msg, "airlock-preload: AIRLOCK_DIR is not set, so there is no "
+			  "policy: everything this process asks is denied (fail closed); join a "
+			  "session with eval \"$(airlock env)\" while `airlock serve` runs\n",
+			  (char *)NULL);
+	else if (!shim_join(msg, sizeof msg, "airlock-preload: no policy at AIRLOCK_DIR=", dir, " (",
+			    why, "): the session has ended or is out of reach; everything this "
+			    "process asks is denied (fail closed)\n", (char *)NULL))
+		shim_join(msg, sizeof msg, "airlock-preload: no policy at AIRLOCK_DIR: everything this "
+			  "process asks is denied (fail closed)\n", (char *)NULL);
+	(void)!syscall(SYS_write, 2, msg, strlen(msg));
+}
+
+/* Maps $AIRLOCK_DIR/policy.img read-only and validates it; leaves image NULL on any failure (said). */
 static void map_image(const char *dir)
 {
 	char path[4096], err[256];
 	struct stat st;
-	if (!dir || !shim_join(path, sizeof path, dir, "/policy.img", (char *)NULL))
+	if (!dir || !shim_join(path, sizeof path, dir, "/policy.img", (char *)NULL)) {
+		say_no_image(dir, "the path is too long");
 		return;
+	}
 	int fd = raw_open(path, O_RDONLY);
-	if (fd < 0)
+	if (fd < 0) {
+		/* no strerror(3): this may run in a vfork child, where its locale lookup must not */
+		say_no_image(dir, errno == ENOENT    ? "policy.img: no such file or directory"
+				  : errno == EACCES  ? "policy.img: permission denied"
+				  : errno == ENOTDIR ? "policy.img: not a directory"
+						     : "policy.img cannot be opened");
 		return;
+	}
 	void *p = MAP_FAILED;
 	if (fstat(fd, &st) == 0 && st.st_size > 0)
 		p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
 	syscall(SYS_close, fd);
-	if (p == MAP_FAILED)
+	if (p == MAP_FAILED) {
+		say_no_image(dir, "policy.img cannot be mapped");
 		return;
+	}
 	if (policy_image_open(p, (size_t)st.st_size, &image, err, sizeof err) != 0) {
 		munmap(p, (size_t)st.st_size);
 		image = NULL;
+		say_no_image(dir, err);
 	}
 }
 

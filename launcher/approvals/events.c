@@ -135,6 +135,9 @@ void events_log(struct audit_log *log, const struct policy_image *img, const str
 	ev.decision = policy_decision_name(d);
 	ev.decided_by = channel_decided_by_name(by);
 	ev.truncated = m->flags & CHANNEL_F_TRUNCATED;
+	/* a process in another pid namespace (a container): its own word for its pid, beside ours */
+	if ((m->flags & CHANNEL_F_PID) && m->self_pid != pid)
+		ev.ns_pid = m->self_pid;
 	switch (m->source) {
 	case CHANNEL_SOURCE_EXEC: {
 		struct channel_args it;

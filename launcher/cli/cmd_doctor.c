@@ -614,6 +614,16 @@ static void print_enforcement(const struct findings *f)
 	       f->cgroup2 ? "the kernel has it" : "cgroup v1 here");
 }
 
+/* The modes that put the shim into process trees `airlock run` did not start (cmd_serve.c). */
+static void print_injection(const struct findings *f)
+{
+	printf("\nInjection into other process trees (LD_PRELOAD; a tripwire and a recorder, "
+	       "not a boundary):\n\n");
+	printf("  %-30s %-8s %s\n", "airlock serve + airlock env", f->shim_ok ? "yes" : "no",
+	       f->shim_ok ? "eval \"$(airlock env)\" joins a shell to a running serve session"
+			  : "no shim to preload");
+}
+
 static void print_fixes(const struct check *checks, size_t n)
 {
 	bool header = false;
@@ -664,6 +674,7 @@ int cmd_doctor(int argc, char **argv)
 	size_t n = sizeof checks / sizeof checks[0];
 	print_checks(checks, n);
 	print_enforcement(&f);
+	print_injection(&f);
 	print_fixes(checks, n);
 	bool works = f.sandbox_ok && f.shim_ok && (!f.landlock_abi || f.landlock_helper);
 	if (works)

@@ -136,8 +136,7 @@ static int parse(int argc, char **argv, struct run_opts *o)
 
 /* ---- the session's start and end ----------------------------------------------------- */
 
-/* Nothing held yet; no descriptor the caller left open crosses into the sandbox. */
-static void run_init(struct run *r)
+void run_init(struct run *r)
 {
 	memset(r, 0, sizeof *r);
 	r->seccomp_fd = r->sigfd = r->resolv_fd = r->hosts_fd = r->tty_master = r->tty_slave = -1;
@@ -172,7 +171,7 @@ static int start_session(struct run *r, sigset_t *old)
 	r->hub.approvals = r->approvals;
 	if (!r->approvals || run_block_signals(r, old) < 0 ||
 	    (r->ui == UI_TUI && run_start_tui(r, old) < 0) ||
-	    (r->ui == UI_PROMPT && run_raw_terminal(r) < 0) || run_spawn(r, old) < 0) {
+	    (r->ui == UI_PROMPT && run_raw_terminal(r) < 0) || (!r->o.serve && run_spawn(r, old) < 0)) {
 		airlock_err("run: cannot start the session: %s", r->approvals ? strerror(errno) : err);
 		run_end_control(r, RUN_EXIT_FAILED);
 		return -1;
@@ -182,6 +181,8 @@ static int start_session(struct run *r, sigset_t *old)
 		r->tty_slave = -1;
 	}
 	control_set_agent(r->control, getpid());
+	if (r->o.serve)
+		return 0; /* no agent: the processes that join are not ours to reap */
 	/*
 	 * What the agent's processes leave behind becomes ours, not init's: with
 	 * --no-sandbox a double fork must not take a process out of the agent's
@@ -230,6 +231,8 @@ static int end_session(struct run *r, int st)
 
 static void run_release(struct run *r)
 {
+	if (r->o.serve)
+		serve_release(r); /* first: nobody joins through --dir once the session goes */
 	approve_free(r->approvals); /* first: it answers the proxy's waiting asks */
 	hub_release(&r->hub);
 	control_free(r->control);
@@ -263,48 +266,60 @@ static void run_release(struct run *r)
 	free(r->o.env);
 }
 
+int run_session(struct run *r, bool on_tty)
+{
+	struct sandbox_report rep;
+	sigset_t old;
+	const char *cmd = r->o.serve ? "serve" : "run";
+	int st = run_prepare(r, &rep);
+	if (st < 0)
+		st = run_start_control(r);
+	if (st >= 0) {
+		run_release(r);
+		return st;
+	}
+	if (r->o.no_sandbox && !r->o.serve)
+		airlock_err("run: warning: --no-sandbox: no kernel sandbox, only the shim and the "
+			    "audit log (which says so)");
+	if ((st = run_log_start(r->log, r->program,
+				r->profile.profile ? r->profile.profile->name : "none", &r->src, &rep,
+				r->o.no_sandbox ? NULL : r->backend->name, r->landlock_abi,
+				r->landlock_why)) < 0) {
+		/* the log is the one record: no session runs without its first line */
+		run_end_control(r, RUN_EXIT_FAILED);
+		airlock_err("%s: cannot write the audit log %s: %s: the %s was not started; free "
+			    "space or choose another --log", cmd, audit_path(r->log), strerror(-st),
+			    r->o.serve ? "session" : "agent");
+		run_release(r);
+		return RUN_EXIT_FAILED;
+	}
+	if (!r->o.headless && !on_tty)
+		airlock_err("%s: warning: no terminal to ask on: asks are denied, as with --headless "
+			    "(or answered by `airlock attach`)", cmd);
+	if (r->o.serve) /* before the TUI takes the terminal */
+		serve_started(r);
+	if (start_session(r, &old) < 0) {
+		run_release(r);
+		return RUN_EXIT_FAILED;
+	}
+	st = end_session(r, run_serve(r));
+	run_release(r);
+	sigprocmask(SIG_SETMASK, &old, NULL);
+	return st;
+}
+
 int cmd_run(int argc, char **argv)
 {
 	struct run r;
-	struct sandbox_report rep;
-	sigset_t old;
 	run_init(&r);
 	int st = parse(argc, argv, &r.o);
 	bool on_tty = isatty(STDIN_FILENO) && isatty(STDOUT_FILENO);
 	r.ui = r.o.headless || !on_tty			     ? UI_HEADLESS
 	       : !r.o.no_tui && agent_tty_tui_usable(STDOUT_FILENO) ? UI_TUI
 								     : UI_PROMPT;
-	if (st < 0)
-		st = run_prepare(&r, &rep);
-	if (st < 0)
-		st = run_start_control(&r);
 	if (st >= 0) {
-		run_release(&r);
+		free(r.o.env);
 		return st;
 	}
-	if (r.o.no_sandbox)
-		airlock_err("run: warning: --no-sandbox: no kernel sandbox, only the shim and the "
-			    "audit log (which says so)");
-	if ((st = run_log_start(r.log, r.program,
-				r.profile.profile ? r.profile.profile->name : "none", &r.src, &rep,
-				r.o.no_sandbox ? NULL : r.backend->name, r.landlock_abi,
-				r.landlock_why)) < 0) {
-		/* the log is the one record: no session runs without its first line */
-		run_end_control(&r, RUN_EXIT_FAILED);
-		airlock_err("run: cannot write the audit log %s: %s: the agent was not started; free "
-			    "space or choose another --log", audit_path(r.log), strerror(-st));
-		run_release(&r);
-		return RUN_EXIT_FAILED;
-	}
-	if (!r.o.headless && !on_tty)
-		airlock_err("run: warning: no terminal to ask on: asks are denied, as with --headless "
-			    "(or answered by `airlock attach`)");
-	if (start_session(&r, &old) < 0) {
-		run_release(&r);
-		return RUN_EXIT_FAILED;
-	}
-	st = end_session(&r, run_serve(&r));
-	run_release(&r);
-	sigprocmask(SIG_SETMASK, &old, NULL);
-	return st;
+	return run_session(&r, on_tty);
 }

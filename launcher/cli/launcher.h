@@ -36,6 +36,8 @@ int cmd_log(int argc, char **argv);
 int cmd_suggest(int argc, char **argv);
 int cmd_attach(int argc, char **argv);
 int cmd_ps(int argc, char **argv);
+int cmd_serve(int argc, char **argv);
+int cmd_env(int argc, char **argv);
 extern const char cmd_run_usage[];
 extern const char cmd_init_usage[];
 extern const char cmd_check_usage[];
@@ -44,6 +46,8 @@ extern const char cmd_log_usage[];
 extern const char cmd_suggest_usage[];
 extern const char cmd_attach_usage[];
 extern const char cmd_ps_usage[];
+extern const char cmd_serve_usage[];
+extern const char cmd_env_usage[];
 
 /* Prints "airlock: " + the formatted message + a newline to stderr. */
 void airlock_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

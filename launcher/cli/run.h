@@ -48,7 +48,10 @@ struct run_opts {
 	bool headless, default_allow, no_sandbox, trace, no_tui;
 	char **env; /* owned array of borrowed strings, NULL-terminated */
 	size_t nenv;
-	char **cmd; /* PROGRAM ARG..., borrowed from argv */
+	char **cmd; /* PROGRAM ARG..., borrowed from argv; NULL for `airlock serve` */
+	/* `airlock serve` (cmd_serve.c): no program and no sandbox; the session ends on a signal */
+	bool serve;
+	const char *dir; /* serve --dir DIR: the fixed path (a symlink) to the session, or NULL */
 };
 
 /* Who answers asks: nobody (--headless, no terminal), the one-line prompt, or the TUI. */
@@ -97,6 +100,41 @@ struct run {
 	bool tty_saved;
 	struct hub hub; /* the log, the control socket and the approvals wired together */
 };
+
+/* ---- cmd_run.c ------------------------------------------------------------------------- */
+
+/*
+ * Nothing held yet (every descriptor -1), no descriptor the caller left open
+ * kept across exec, SIGPIPE ignored.
+ */
+void run_init(struct run *r);
+
+/*
+ * The session from r->o (parsed) and r->ui (chosen) on: prepare, the human
+ * side, the log's start, the approvals, the agent (none with r->o.serve),
+ * the loop, the end; everything released.  on_tty: stdin and stdout are a
+ * terminal.  Returns the exit status (run.h's RUN_EXIT_*, or the agent's;
+ * serve: 0 when a signal or a control client's quit ended it).
+ */
+int run_session(struct run *r, bool on_tty);
+
+/* ---- cmd_serve.c ----------------------------------------------------------------------- */
+
+/*
+ * serve: the session directory's `serve` file (SERVE_MARK_NAME: the lines
+ * "LD_PRELOAD=SHIM" and "AIRLOCK_DIR=DIR", what `airlock env` prints), and
+ * with --dir the symlink r->o.dir to the session directory (an old one of a
+ * session that is gone replaced; anything else there refused).  Called by
+ * run_prepare() once the session directory exists.  -1 to go on, or the
+ * exit status (said on stderr).
+ */
+int serve_prepare(struct run *r);
+
+/* serve: the session is up: its id, directory and the variables that join it, on stderr. */
+void serve_started(const struct run *r);
+
+/* serve: the --dir symlink removed when it still points at this session.  Accepts none made. */
+void serve_release(struct run *r);
 
 /* ---- run_prepare.c --------------------------------------------------------------------- */
 

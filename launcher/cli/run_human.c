@@ -40,7 +40,10 @@ int run_start_control(struct run *r)
 	char err[512], *agent = NULL;
 	size_t len = 0;
 	FILE *f = open_memstream(&agent, &len);
-	for (char **a = r->o.cmd; f && *a; a++)
+	/* serve: no agent; `airlock ps` shows what the session is, and where it is joined */
+	if (f && r->o.serve)
+		fprintf(f, "(airlock serve%s%s)", r->o.dir ? " --dir " : "", r->o.dir ? r->o.dir : "");
+	for (char **a = r->o.cmd; f && a && *a; a++)
 		fprintf(f, "%s%s", a == r->o.cmd ? "" : " ", *a);
 	if (f)
 		fclose(f);
@@ -61,7 +64,7 @@ int run_start_control(struct run *r)
 		return RUN_EXIT_FAILED;
 	}
 	hub_set_control(&r->hub, r->control);
-	if (r->ui != UI_HEADLESS && agent_tty_open(&r->tty_master, &r->tty_slave, STDIN_FILENO) < 0) {
+	if (r->ui != UI_HEADLESS && !r->o.serve && agent_tty_open(&r->tty_master, &r->tty_slave, STDIN_FILENO) < 0) {
 		airlock_err("run: cannot make a terminal for the agent: %s", strerror(errno));
 		return RUN_EXIT_FAILED;
 	}

@@ -40,7 +40,7 @@ int run_log_start(struct audit_log *log, const char *program, const char *profil
 		start.landlock = landlock;
 	} else {
 		snprintf(unavailable, sizeof unavailable, "unavailable: %s",
-			 !sandbox ? "no kernel sandbox (--no-sandbox)"
+			 !sandbox ? (program ? "no kernel sandbox (--no-sandbox)" : "no kernel sandbox (serve)")
 			 : landlock_why && landlock_why[0] ? landlock_why : "unknown");
 		start.landlock_unavailable = unavailable;
 	}
@@ -57,8 +57,14 @@ int run_log_start(struct audit_log *log, const char *program, const char *profil
 		start.seccomp = groups;
 		start.open_gate = rep->open_gate;
 	}
-	snprintf(message, sizeof message, "session started: %s%s", program,
-		 !sandbox ? "; NO kernel sandbox (--no-sandbox): the shim and this log only" : "");
+	if (!program) /* airlock serve: no agent of its own */
+		snprintf(message, sizeof message, "session started: airlock serve: no program; process "
+			 "trees join it through the shim (airlock env); NO kernel sandbox: the shim "
+			 "and this log only");
+	else
+		snprintf(message, sizeof message, "session started: %s%s", program,
+			 !sandbox ? "; NO kernel sandbox (--no-sandbox): the shim and this log only"
+				  : "");
 	/* the session's start is no decision */
 	struct audit_event ev = { .source = AUDIT_SOURCE_LAUNCHER, .pid = getpid(), .event = AUDIT_SESSION_START,
 				  .start = &start, .response_time_ms = -1, .message = message };

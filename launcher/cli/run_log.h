@@ -12,7 +12,8 @@
 
 /*
  * The session's first event (event session_start, before the agent starts):
- * program (absolute), the agent profile in effect (its name, or "none"),
+ * program (absolute; NULL for `airlock serve`, which has none: the field is
+ * left out and the message says "airlock serve"), the agent profile in effect (its name, or "none"),
  * the policy src names and its workspace, and the
  * sandbox: AUDIT_SANDBOX_NONE when sandbox is NULL (--no-sandbox), else
  * sandbox (the backend's name) with src's sandbox.network, rep's masks and

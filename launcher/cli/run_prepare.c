@@ -488,9 +488,11 @@ int run_prepare(struct run *r, struct sandbox_report *rep)
 	struct policy_source_options so = { r->o.policy, r->o.workspace, amend_policy, r };
 	char err[1024];
 	int st;
+	/* serve: no program, no agent, so no agent profile (its keys and files are an agent's) */
+	if (r->o.serve)
+		r->o.profile = "none";
 	/* before the policy: the profile is detected from it */
-	r->program = canon_program(r->o.cmd[0]);
-	if (!r->program) {
+	else if (!(r->program = canon_program(r->o.cmd[0]))) {
 		airlock_err("run: %s: %s", r->o.cmd[0], strerror(errno));
 		return RUN_EXIT_FAILED;
 	}
@@ -500,7 +502,7 @@ int run_prepare(struct run *r, struct sandbox_report *rep)
 	r->proxy_on = !r->o.no_sandbox && r->src.policy->sandbox.network == POLICY_NETWORK_PROXY;
 	if ((st = check_limits(r)) >= 0)
 		return st;
-	if ((st = check_program(r)) >= 0)
+	if (!r->o.serve && (st = check_program(r)) >= 0)
 		return st;
 	if (!r->o.no_sandbox && (st = make_write_paths(r)) >= 0)
 		return st;
@@ -522,6 +524,10 @@ int run_prepare(struct run *r, struct sandbox_report *rep)
 	if (!(r->log = audit_open(r->o.log, r->session.id, err, sizeof err))) {
 		airlock_err("run: cannot open the audit log: %s", err);
 		return RUN_EXIT_FAILED;
+	}
+	if (r->o.serve) { /* no agent to build an environment or a sandbox for */
+		memset(rep, 0, sizeof *rep);
+		return serve_prepare(r);
 	}
 	if ((st = build_env(r)) >= 0 || (st = build_sandbox(r, rep)) >= 0)
 		return st;

@@ -167,6 +167,23 @@ static void enforce(struct run *r, struct loop *l)
 	}
 	if (l->unrecorded)
 		approve_end(r->approvals); /* asks that came since: denied at once */
+	if (r->o.serve) { /* no agent to end: what would end it ends the session */
+		if (r->hub.quit_requested) {
+			(void)audit_launcher_note(r->log, getpid(), NULL, "ending the session: asked on "
+								  "the control socket (TUI or airlock attach)");
+			l->status = 0;
+		}
+		if (l->limit >= 0 && !l->timed_out && mono_ms() >= l->start + l->limit) {
+			l->timed_out = true;
+			(void)audit_launcher_note(r->log, getpid(), policy_decision_name(POLICY_DENY),
+						  "time limit reached (limits session_timeout / "
+						  "exec_timeout): ending the session");
+			l->status = RUN_EXIT_TIMEOUT;
+		}
+		if (l->unrecorded)
+			l->status = RUN_EXIT_FAILED;
+		return;
+	}
 	if (r->hub.quit_requested && l->kill_at < 0) {
 		r->hub.quit_requested = false;
 		(void)audit_launcher_note(r->log, getpid(), NULL, "ending the agent: asked on the "
@@ -183,7 +200,7 @@ static void enforce(struct run *r, struct loop *l)
 		forward(r, SIGTERM);
 		l->kill_at = mono_ms() + 2000;
 	}
-	if (l->kill_at >= 0 && mono_ms() >= l->kill_at) {
+	if (l->kill_at >= 0 && mono_ms() >= l->kill_at && r->child > 0) {
 		kill(r->child, SIGKILL); /* bwrap's death takes the whole sandbox with it */
 		l->kill_at = -1;
 	}
@@ -196,6 +213,15 @@ static void signals(struct run *r, struct loop *l)
 	while (read(r->sigfd, &si, sizeof si) == (ssize_t)sizeof si) {
 		if (si.ssi_signo == SIGWINCH) {
 			run_resize_agent(r);
+			continue;
+		}
+		if (si.ssi_signo != SIGCHLD && r->o.serve) {
+			/* serve's end: the session's last events and end written as run's are */
+			char msg[96];
+			snprintf(msg, sizeof msg, "ending the session: signal %d (%s)",
+				 (int)si.ssi_signo, strsignal((int)si.ssi_signo));
+			(void)audit_launcher_note(r->log, getpid(), NULL, msg);
+			l->status = 0;
 			continue;
 		}
 		if (si.ssi_signo != SIGCHLD) {

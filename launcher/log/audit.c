@@ -213,6 +213,7 @@ static const struct event_field {
 } event_fields[] = {
 	EVENT_FIELD(source, FIELD_STRING),
 	EVENT_FIELD(pid, FIELD_PID),
+	EVENT_FIELD(ns_pid, FIELD_PID),
 	EVENT_FIELD(event, FIELD_STRING),
 	START_FIELD(program, FIELD_STRING),
 	START_FIELD(profile, FIELD_STRING),

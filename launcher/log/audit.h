@@ -81,6 +81,8 @@ struct audit_traffic {
 struct audit_event {
 	const char *source;        /* AUDIT_SOURCE_SHIM, _PROXY, _LAUNCHER */
 	pid_t pid;                 /* 0: none */
+	pid_t ns_pid;              /* "ns_pid": the pid the process reports in its own pid namespace
+				      (a container's) when it is not pid; 0: left out */
 	const char *event;         /* launcher: AUDIT_SESSION_START, AUDIT_SESSION_END, AUDIT_COPY_APPLIED,
 				      AUDIT_KEPT_ASIDE; NULL otherwise */
 	const struct audit_session_start *start; /* event session_start: its fields; else NULL */

@@ -60,7 +60,7 @@ static int write_file(const char *path, const void *data, size_t size, mode_t mo
 /* The files a session directory holds, besides the channel socket. */
 static const char *const session_files[] = { "policy.img", RUN_SHIM_NAME, RUN_LANDLOCK_NAME,
 					      "channel", "launcher.pid", "proxy", "agent", "kernel",
-					      BUILDID_TABLE_NAME };
+					      BUILDID_TABLE_NAME, SERVE_MARK_NAME };
 
 /* 0, or -1 with errno set by rmdir(2) (ENOTEMPTY: a file not in session_files). */
 static int remove_session_dir(const char *dir)

@@ -8,6 +8,8 @@
 #define RUN_SANDBOX_DIR "/run/airlock"
 /* The shim's file name in the session directory. */
 #define RUN_SHIM_NAME "airlock-preload.so"
+/* `airlock serve`'s mark in its session directory: the variables that join it (cmd_serve.c). */
+#define SERVE_MARK_NAME "serve"
 /* The Landlock helper's file name there (landlock/airlock-landlock.c), bound over a placeholder too. */
 #define RUN_LANDLOCK_NAME "airlock-landlock"
 

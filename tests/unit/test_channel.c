@@ -87,6 +87,14 @@ static const struct rt_case rt_cases[] = {
 	{ "answer allow for the session", { .type = CHANNEL_ANSWER, .id = 2,
 		.decision = POLICY_ALLOW, .decided_by = CHANNEL_BY_SESSION, .rule = -1 }, 0, 0, 0 },
 	{ "hello", { .type = CHANNEL_HELLO, .rule = -1 }, 0, 0, 0 },
+	{ "open event with the sender's own pid", { .type = CHANNEL_EVENT,
+		.flags = CHANNEL_F_PID, .self_pid = 7, .source = CHANNEL_SOURCE_OPEN,
+		.action = POLICY_FILE_READ, .decision = POLICY_DENY, .path = "/w/.env", .rule = 0 },
+		0, 0, 0 },
+	{ "exec ask with its own pid, args cut to leave it room", { .type = CHANNEL_ASK, .id = 3,
+		.flags = CHANNEL_F_PID, .self_pid = 2147483647, .source = CHANNEL_SOURCE_EXEC,
+		.action = CHANNEL_ACTION_EXEC, .decision = POLICY_ASK, .program = "p", .rule = -1 },
+		1, CHANNEL_MAX_MSG - CHANNEL_HEADER_SIZE - 6 - 8 - 5, 1 },
 };
 
 /* Generated argv for a case: owned strings and array. */
@@ -161,6 +169,8 @@ static void check_fields_equal(const struct channel_msg *a, const struct channel
 	assert_int_equal(a->rule, d->rule);
 	assert_int_equal(a->result, d->result);
 	assert_int_equal(a->port, d->port);
+	assert_int_equal(a->flags & CHANNEL_F_PID, d->flags & CHANNEL_F_PID);
+	assert_int_equal(a->self_pid, d->self_pid);
 	if (a->source == CHANNEL_SOURCE_EXEC)
 		assert_str_or_empty(a->program, d->program);
 	assert_int_equal(a->flags & CHANNEL_F_COPY, d->flags & CHANNEL_F_COPY);
@@ -440,7 +450,9 @@ static const struct mut_case mut_cases[] = {
 	{ "type 0", sample_answer, 2, 0, -EBADMSG },
 	{ "type 5", sample_answer, 2, 5, -EBADMSG },
 	{ "type 255", sample_answer, 2, 255, -EBADMSG },
-	{ "unknown flag", sample_exec, 3, 0x04, -EBADMSG },
+	{ "unknown flag", sample_exec, 3, 0x08, -EBADMSG },
+	{ "pid flag without the pid", sample_exec, 3, CHANNEL_F_PID, -EBADMSG },
+	{ "pid flag on answer", sample_answer, 3, CHANNEL_F_PID, -EBADMSG },
 	{ "copy flag on open", sample_open, 3, CHANNEL_F_COPY, -EBADMSG },
 	{ "copy flag on answer", sample_answer, 3, CHANNEL_F_COPY, -EBADMSG },
 	{ "truncated flag on answer", sample_answer, 3, CHANNEL_F_TRUNCATED, -EBADMSG },
