@@ -87,7 +87,10 @@ void *shim_dlnext(const char *name, void *self);
  */
 bool shim_join(char *out, size_t cap, ...) __attribute__((sentinel));
 
-/* Opens the event socket now if it is not open (before a fork: children inherit it). */
+/*
+ * Opens the event socket (the tripwire mode: the log) now if it is not
+ * open (before a fork: children inherit it).
+ */
 void shim_report_warm(void);
 
 /* Nanoseconds the constructor's shim_init() took in this process (exported for `make bench`). */

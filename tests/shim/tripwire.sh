@@ -323,6 +323,23 @@ err EACCES"
 	done_check
 }
 
+# The README's word, shown: the mode is no boundary.  A static binary has no loader to preload
+# the shim: it reads .env, and the log says nothing.
+tw_gap_cases()
+{
+	if ! printf '#include <stdio.h>\nint main(void){FILE*f=fopen(".env","r");char b[64]={0};if(!f){perror(".env");return 1;}fgets(b,sizeof b,f);fputs(b,stdout);return 0;}\n' >"$T/static_cat.c" ||
+		! gcc -static -O1 -o "$T/static_cat" "$T/static_cat.c" 2>"$T/static.err"; then
+		tap_skip "tripwire: not a boundary: gcc -static cannot build here ($(head -c 200 "$T/static.err"))"
+		return
+	fi
+	L=$TW/gap.jsonl
+	check "tripwire: not a boundary: a static binary reads .env, and nothing is logged (README)"
+	tw_run "$L" "$T/static_cat"
+	expect_out_eq "SECRET-ENV"
+	[ -s "$L" ] && _fail "the log has lines: $(cat "$L")"
+	done_check
+}
+
 tripwire_group()
 {
 	AIRLOCK=$BUILD/airlock
@@ -338,4 +355,5 @@ tripwire_group()
 	tw_program_cases
 	tw_concurrent_cases
 	tw_failclosed_cases
+	tw_gap_cases
 }
