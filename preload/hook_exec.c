@@ -165,7 +165,7 @@ static size_t count(char *const v[])
 static char *const *fixed_env(char *const envp[], struct env_room *r, char **stack, size_t scap,
 			      bool drop_keys)
 {
-	size_t need = count(envp) + 3;
+	size_t need = count(envp) + SHIM_ENV_EXTRA;
 	r->vec = stack;
 	r->cap = scap;
 	r->mapped = 0;
@@ -470,8 +470,7 @@ static enum policy_decision decide_shell(const char *command)
 	char *const *env = fixed_env(environ, &room, stack, STACK_ENV, false);
 	if (d == POLICY_ALLOW && env && env != environ) {
 		for (size_t i = 0; env[i]; i++)
-			if (strncmp(env[i], "LD_PRELOAD=", 11) == 0 ||
-			    strncmp(env[i], "AIRLOCK_DIR=", 12) == 0)
+			if (shim_env_kept(env[i]))
 				putenv(env[i] == room.preload ? strdup(env[i]) : env[i]);
 	}
 	env_done(&room);

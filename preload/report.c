@@ -82,7 +82,9 @@ static int event_socket(void)
 
 void shim_report_warm(void)
 {
-	if (chan_path[0])
+	if (shim_tripwire())
+		shim_tripwire_warm();
+	else if (chan_path[0])
 		(void)event_socket();
 }
 
@@ -150,6 +152,8 @@ enum policy_decision shim_resolve(struct shim_action *a)
 {
 	struct channel_msg m;
 	enum policy_decision d = a->v.decision;
+	if (shim_tripwire())
+		return shim_tripwire_resolve(a, trace);
 	fill(&m, a);
 	if (d == POLICY_ASK)
 		return ask(&m);

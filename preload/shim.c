@@ -27,7 +27,19 @@ static pthread_once_t image_once = PTHREAD_ONCE_INIT;
 static const char *session_dir; /* $AIRLOCK_DIR, from the environment at start-up */
 static const struct policy_image *image;
 static char env_preload[4096];  /* "LD_PRELOAD=<this shim>" */
-static char env_dir[4096];      /* "AIRLOCK_DIR=<session dir>" */
+static const char *image_path;  /* the tripwire mode's $AIRLOCK_IMAGE (a copy), or NULL */
+static char image_copy[4096];
+static bool tripwire;           /* no $AIRLOCK_DIR, and $AIRLOCK_IMAGE or $AIRLOCK_LOG set */
+/*
+ * The NAME=value entries children must carry (shim_fix_env): "AIRLOCK_DIR=..."
+ * under a launcher; AIRLOCK_IMAGE, AIRLOCK_LOG and AIRLOCK_SESSION in the
+ * tripwire mode.  nkeep 0: none (no session: children fail closed too).
+ */
+#define KEEP_MAX 3
+static char env_keep[KEEP_MAX][4096];
+static size_t keep_name_len[KEEP_MAX];
+static size_t nkeep;
+static const char *env_drop;    /* a variable children must not carry ("AIRLOCK_DIR" in the tripwire mode) */
 static size_t shim_path_len;    /* length of the shim's own path in env_preload */
 static __thread int depth __attribute__((tls_model("initial-exec")));
 static uint64_t init_ns;  /* what the constructor's shim_init() cost, for `make bench` */
@@ -101,22 +113,21 @@ static void say_no_image(const char *dir, const char *why)
 	(void)!syscall(SYS_write, 2, msg, strlen(msg));
 }
 
-/* Maps $AIRLOCK_DIR/policy.img read-only and validates it; leaves image NULL on any failure (said). */
-static void map_image(const char *dir)
+/*
+ * Maps the image at path ($AIRLOCK_DIR/policy.img, or the tripwire mode's
+ * $AIRLOCK_IMAGE) read-only and validates it; leaves image NULL on any
+ * failure, with why (err, errlen bytes).
+ */
+static void map_image(const char *path, char *err, size_t errlen)
 {
-	char path[4096], err[256];
 	struct stat st;
-	if (!dir || !shim_join(path, sizeof path, dir, "/policy.img", (char *)NULL)) {
-		say_no_image(dir, "the path is too long");
-		return;
-	}
 	int fd = raw_open(path, O_RDONLY);
 	if (fd < 0) {
 		/* no strerror(3): this may run in a vfork child, where its locale lookup must not */
-		say_no_image(dir, errno == ENOENT    ? "policy.img: no such file or directory"
-				  : errno == EACCES  ? "policy.img: permission denied"
-				  : errno == ENOTDIR ? "policy.img: not a directory"
-						     : "policy.img cannot be opened");
+		shim_join(err, errlen, errno == ENOENT    ? "no such file or directory"
+				       : errno == EACCES  ? "permission denied"
+				       : errno == ENOTDIR ? "not a directory"
+							  : "it cannot be opened", (char *)NULL);
 		return;
 	}
 	void *p = MAP_FAILED;
@@ -124,13 +135,12 @@ static void map_image(const char *dir)
 		p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
 	syscall(SYS_close, fd);
 	if (p == MAP_FAILED) {
-		say_no_image(dir, "policy.img cannot be mapped");
+		shim_join(err, errlen, "empty or not mappable", (char *)NULL);
 		return;
 	}
-	if (policy_image_open(p, (size_t)st.st_size, &image, err, sizeof err) != 0) {
+	if (policy_image_open(p, (size_t)st.st_size, &image, err, errlen) != 0) {
 		munmap(p, (size_t)st.st_size);
 		image = NULL;
-		say_no_image(dir, err);
 	}
 }
 
@@ -162,8 +172,39 @@ static void init_env(const char *dir)
 		env_preload[11 + len] = '\0';
 		shim_path_len = len;
 	}
-	if (!dir || !shim_join(env_dir, sizeof env_dir, "AIRLOCK_DIR=", dir, (char *)NULL))
-		env_dir[0] = '\0';
+	nkeep = 0;
+	if (dir && shim_join(env_keep[0], sizeof env_keep[0], "AIRLOCK_DIR=", dir, (char *)NULL)) {
+		keep_name_len[0] = sizeof "AIRLOCK_DIR" - 1;
+		nkeep = 1;
+	}
+}
+
+/* Adds NAME=value to the entries children carry; false when it does not fit. */
+static bool keep_env(const char *name, const char *value)
+{
+	if (nkeep >= KEEP_MAX ||
+	    !shim_join(env_keep[nkeep], sizeof env_keep[nkeep], name, "=", value, (char *)NULL))
+		return false;
+	keep_name_len[nkeep++] = strlen(name);
+	return true;
+}
+
+/*
+ * The tripwire mode's variables, kept for children: AIRLOCK_IMAGE,
+ * AIRLOCK_LOG and AIRLOCK_SESSION (derived by the first process when unset).
+ * One that does not fit, or is unset, is not passed on: the child's shim
+ * then fails closed as this one does.
+ */
+static void init_tripwire(const char *log)
+{
+	shim_tripwire_init(log, getenv("AIRLOCK_SESSION"), image_path);
+	env_drop = "AIRLOCK_DIR";
+	nkeep = 0;
+	if (image_path)
+		keep_env("AIRLOCK_IMAGE", image_path);
+	if (log)
+		keep_env("AIRLOCK_LOG", log);
+	keep_env("AIRLOCK_SESSION", shim_tripwire_session());
 }
 
 static uint64_t now_ns(void)
@@ -192,8 +233,18 @@ static void init_once_fn(void)
 	int saved = errno;
 	uint64_t t0 = now_ns();
 	session_dir = getenv("AIRLOCK_DIR");
+	const char *log = session_dir ? NULL : getenv("AIRLOCK_LOG");
+	const char *image_env = session_dir ? NULL : getenv("AIRLOCK_IMAGE");
+	/* a copy: the program may change its environment before the first decision */
+	if (image_env && shim_join(image_copy, sizeof image_copy, image_env, (char *)NULL))
+		image_path = image_copy;
+	else if (image_env)
+		image_path = "(too long)";
+	tripwire = !session_dir && (image_env || log);
 	resolve_exec_family();
 	init_env(session_dir);
+	if (tripwire)
+		init_tripwire(log);
 	shim_report_init(session_dir);
 	pthread_atfork(warm_before_fork, NULL, NULL);
 	init_ns = now_ns() - t0;
@@ -222,11 +273,39 @@ bool shim_behind_proxy(void)
 
 static void image_once_fn(void)
 {
+	char path[4096], err[256] = "";
 	int saved = errno;
 	uint64_t t0 = now_ns();
-	map_image(session_dir);
+	if (tripwire) {
+		if (image_path && image_path[0] == '/')
+			map_image(image_path, err, sizeof err);
+		else
+			shim_join(err, sizeof err, image_path ? "AIRLOCK_IMAGE is not an absolute path"
+							      : "AIRLOCK_IMAGE is not set",
+				  (char *)NULL);
+		/* no launcher to notice: said once, on the first decision of each process */
+		char msg[4600];
+		if (!image && shim_join(msg, sizeof msg, "airlock: cannot use the policy image ",
+					image_path ? image_path : "", ": ", err,
+					": every action is refused\n", (char *)NULL))
+			(void)syscall(SYS_write, 2, msg, strlen(msg));
+	} else if (!session_dir) {
+		say_no_image(NULL, "");
+	} else if (!shim_join(path, sizeof path, session_dir, "/policy.img", (char *)NULL)) {
+		say_no_image(session_dir, "the path is too long");
+	} else {
+		map_image(path, err, sizeof err);
+		if (!image)
+			say_no_image(session_dir, err);
+	}
 	image_ns = now_ns() - t0;
 	errno = saved;
+}
+
+bool shim_tripwire(void)
+{
+	shim_init();
+	return tripwire;
 }
 
 SHIM_EXPORT uint64_t airlock_shim_init_ns(void)
@@ -899,6 +978,26 @@ static bool env_is(const char *entry, const char *name, size_t len)
 	return strncmp(entry, name, len) == 0 && entry[len] == '=';
 }
 
+/* The index in env_keep of the variable the NAME=value entry names, or -1. */
+static int keep_index(const char *entry)
+{
+	for (size_t i = 0; i < nkeep; i++)
+		if (strncmp(entry, env_keep[i], keep_name_len[i] + 1) == 0)
+			return (int)i;
+	return -1;
+}
+
+/* True when the entry is one shim_fix_env() leaves out or puts back its own way. */
+static bool env_replaced(const char *entry)
+{
+	return keep_index(entry) >= 0 || (env_drop && env_is(entry, env_drop, strlen(env_drop)));
+}
+
+bool shim_env_kept(const char *entry)
+{
+	return env_is(entry, "LD_PRELOAD", 10) || keep_index(entry) >= 0;
+}
+
 /* True when the LD_PRELOAD value lists the shim's own path. */
 static bool preload_has_shim(const char *value)
 {
@@ -917,21 +1016,27 @@ char *const *shim_fix_env(char *const envp[], char **out, size_t cap, char *buf,
 			  bool drop_keys)
 {
 	size_t n = 0, preload_at = (size_t)-1, keys = 0;
-	bool has_dir = false, has_shim = false;
+	unsigned seen = 0; /* bit i: env_keep[i] is there, with its value */
+	bool has_shim = false, stray = false;
+	bool fix = env_preload[0] && nkeep;
 	drop_keys = drop_keys && agent_keys[0];
-	if ((!env_preload[0] || !env_dir[0]) && !drop_keys)
+	if (!fix && !drop_keys)
 		return envp;
 	for (; envp && envp[n]; n++) {
+		int k;
 		if (drop_keys && key_entry(envp[n])) {
 			keys++;
 		} else if (env_is(envp[n], "LD_PRELOAD", 10)) {
 			preload_at = n;
 			has_shim = preload_has_shim(envp[n] + 11);
-		} else if (env_is(envp[n], "AIRLOCK_DIR", 11)) {
-			has_dir = strcmp(envp[n], env_dir) == 0;
+		} else if ((k = keep_index(envp[n])) >= 0 && strcmp(envp[n], env_keep[k]) == 0 &&
+			   !(seen & (1u << k))) {
+			seen |= 1u << k;
+		} else if (env_replaced(envp[n])) {
+			stray = true; /* changed, repeated, or one children must not carry */
 		}
 	}
-	if ((has_shim && has_dir) || !env_preload[0] || !env_dir[0]) {
+	if ((has_shim && seen == (1u << nkeep) - 1 && !stray) || !fix) {
 		if (!keys)
 			return envp;
 		if (n + 1 > cap)
@@ -943,12 +1048,11 @@ char *const *shim_fix_env(char *const envp[], char **out, size_t cap, char *buf,
 		out[k] = NULL;
 		return out;
 	}
-	if (n + 3 > cap)
+	if (n + 2 + nkeep > cap)
 		return NULL;
 	size_t k = 0;
 	for (size_t i = 0; i < n; i++) {
-		if (i == preload_at || env_is(envp[i], "AIRLOCK_DIR", 11) ||
-		    (drop_keys && key_entry(envp[i])))
+		if (i == preload_at || env_replaced(envp[i]) || (drop_keys && key_entry(envp[i])))
 			continue;
 		out[k++] = envp[i];
 	}
@@ -961,7 +1065,8 @@ char *const *shim_fix_env(char *const envp[], char **out, size_t cap, char *buf,
 	} else {
 		out[k++] = preload_at != (size_t)-1 ? envp[preload_at] : env_preload;
 	}
-	out[k++] = env_dir;
+	for (size_t i = 0; i < nkeep; i++)
+		out[k++] = env_keep[i];
 	out[k] = NULL;
 	return out;
 }

@@ -87,7 +87,10 @@ void *shim_dlnext(const char *name, void *self);
  */
 bool shim_join(char *out, size_t cap, ...) __attribute__((sentinel));
 
-/* Opens the event socket now if it is not open (before a fork: children inherit it). */
+/*
+ * Opens the event socket (the tripwire mode: the log) now if it is not
+ * open (before a fork: children inherit it).
+ */
 void shim_report_warm(void);
 
 /* Nanoseconds the constructor's shim_init() took in this process (exported for `make bench`). */
@@ -185,8 +188,16 @@ bool shim_behind_proxy(void);
 void shim_namespace_changed(void);
 
 /*
- * envp with LD_PRELOAD (holding the shim) and AIRLOCK_DIR put back when
- * missing, and with drop_keys the agent profile's key variables
+ * Entries shim_fix_env() may add to an environment, its NULL included: room
+ * a caller adds to the count of envp's entries.
+ */
+#define SHIM_ENV_EXTRA 5
+
+/*
+ * envp with LD_PRELOAD (holding the shim) and the session's variables put
+ * back when missing or changed — AIRLOCK_DIR under a launcher; AIRLOCK_IMAGE,
+ * AIRLOCK_LOG and AIRLOCK_SESSION in the tripwire mode, where AIRLOCK_DIR
+ * is left out — and with drop_keys the agent profile's key variables
  * ($AIRLOCK_AGENT_KEYS) left out, written into out (cap pointers) using buf
  * (bufsize bytes) for a rewritten LD_PRELOAD.  Returns out, or envp itself
  * when nothing changes, or NULL when out/buf are too small.  No allocation:
@@ -194,6 +205,54 @@ void shim_namespace_changed(void);
  */
 char *const *shim_fix_env(char *const envp[], char **out, size_t cap, char *buf, size_t bufsize,
 			  bool drop_keys);
+
+/*
+ * True when the NAME=value entry is one shim_fix_env() puts back (LD_PRELOAD
+ * or a session variable): what system(3) and popen(3) must see in environ.
+ */
+bool shim_env_kept(const char *entry);
+
+/* ---- the tripwire mode (tripwire.c): no launcher ------------------------------------ */
+
+/*
+ * The tripwire mode: no $AIRLOCK_DIR, and $AIRLOCK_IMAGE or $AIRLOCK_LOG
+ * set.  Decisions come from the image at $AIRLOCK_IMAGE (airlock compile),
+ * an ask gets the headless answer (deny, logged decided_by "default"), and
+ * what the launcher would log is appended to $AIRLOCK_LOG instead.  A
+ * tripwire and a recorder inside processes that can remove it, not a
+ * boundary.  Set by shim_init().
+ */
+bool shim_tripwire(void);
+
+/*
+ * Reads the tripwire mode's log path (log: $AIRLOCK_LOG, must be absolute)
+ * and session id (session: $AIRLOCK_SESSION, cut to 128 bytes; NULL or
+ * empty: 16 hex digits derived from image, the pid and the time, which
+ * children then inherit through shim_fix_env()).  Part of shim_init().
+ */
+void shim_tripwire_init(const char *log, const char *session, const char *image);
+
+/* The session id the tripwire mode logs (static storage; "" outside it). */
+const char *shim_tripwire_session(void);
+
+/* Opens the log now if it is not open (before a fork: children inherit it). */
+void shim_tripwire_warm(void);
+
+/*
+ * shim_resolve() in the tripwire mode: the verdict becomes the decision
+ * (ask: deny, by "default"), and what the launcher would log (denies, asks,
+ * execs, connects; allowed file calls when trace) is appended to the log as
+ * one JSON line in the audit log's format (launcher/log/audit.h: id,
+ * timestamp, session_id, source "shim", pid, command / args, file / action,
+ * or network_dst, decision, decided_by, rule, reason, response_time_ms),
+ * at most PIPE_BUF bytes (strings cut to fit, and "truncated": true), with
+ * one write(2) on an O_APPEND fd: lines of concurrent processes never mix
+ * (POSIX write(2) on O_APPEND; Linux holds the inode lock for a regular
+ * file's write).  When the line cannot be written whole the action is
+ * refused and stderr says so, once per process.  Returns POLICY_ALLOW or
+ * POLICY_DENY; errno is kept.  No heap allocation; safe in a vfork child.
+ */
+enum policy_decision shim_tripwire_resolve(struct shim_action *a, bool trace);
 
 /*
  * True in the agent's own process holding one of its profile's keys (decided

@@ -31,6 +31,7 @@ struct airlock_command {
 int cmd_run(int argc, char **argv);
 int cmd_init(int argc, char **argv);
 int cmd_check(int argc, char **argv);
+int cmd_compile(int argc, char **argv);
 int cmd_doctor(int argc, char **argv);
 int cmd_log(int argc, char **argv);
 int cmd_suggest(int argc, char **argv);
@@ -41,6 +42,7 @@ int cmd_env(int argc, char **argv);
 extern const char cmd_run_usage[];
 extern const char cmd_init_usage[];
 extern const char cmd_check_usage[];
+extern const char cmd_compile_usage[];
 extern const char cmd_doctor_usage[];
 extern const char cmd_log_usage[];
 extern const char cmd_suggest_usage[];

@@ -22,6 +22,8 @@ static const struct airlock_command commands[] = {
 	{ "init", cmd_init, "write the default policy to .airlock/policy.yaml", cmd_init_usage },
 	{ "check", cmd_check, "decide one action against the policy, or validate a policy",
 	  cmd_check_usage },
+	{ "compile", cmd_compile, "write the policy's compiled image, for the shim's tripwire mode",
+	  cmd_compile_usage },
 	{ "log", cmd_log, "print the audit log, filtered, or follow it", cmd_log_usage },
 	{ "suggest", cmd_suggest, "turn an audit log into a policy", cmd_suggest_usage },
 	{ "attach", cmd_attach, "open the approval TUI on a running session", cmd_attach_usage },

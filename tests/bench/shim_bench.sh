@@ -34,13 +34,18 @@ ob=$(median < "$tmp/open.base"); os=$(median < "$tmp/open.shim")
 # LD_PRELOAD shim starts from on this machine (the loader opening and mapping one more object)
 echo 'void airlock_bench_empty(void) {}' > "$tmp/empty.c"
 cc -shared -fPIC -O2 -o "$tmp/empty.so" "$tmp/empty.c"
-: > "$tmp/exec.base"; : > "$tmp/exec.shim"; : > "$tmp/exec.empty"
+# the tripwire mode (no launcher): each exec decided from $tmp/tripwire.img and appended to a log
+"$build/tests/policy_image" "$top/policy/default_policy.yaml" "$tmp/tripwire.img" "$HOME" "$tmp/ws"
+: > "$tmp/exec.base"; : > "$tmp/exec.shim"; : > "$tmp/exec.empty"; : > "$tmp/exec.tripwire"
 for _ in 1 2 3 4 5; do
 	"$loop" exec 1000 >> "$tmp/exec.base"
 	LD_PRELOAD=$shim "$loop" exec 1000 >> "$tmp/exec.shim"
 	LD_PRELOAD=$tmp/empty.so "$loop" exec 1000 >> "$tmp/exec.empty"
+	env -u AIRLOCK_DIR AIRLOCK_IMAGE="$tmp/tripwire.img" AIRLOCK_LOG="$tmp/tripwire.jsonl" \
+		LD_PRELOAD=$shim "$loop" exec 1000 >> "$tmp/exec.tripwire"
 done
 eb=$(median < "$tmp/exec.base"); es=$(median < "$tmp/exec.shim"); ee=$(median < "$tmp/exec.empty")
+et=$(median < "$tmp/exec.tripwire")
 
 # the constructor, and the image mapping of a process's first decision, in 101 fresh processes each
 : > "$tmp/init"; : > "$tmp/image"
@@ -52,7 +57,7 @@ while [ $i -lt 101 ]; do
 done
 in=$(median < "$tmp/init"); im=$(median < "$tmp/image")
 
-awk -v ob="$ob" -v os="$os" -v eb="$eb" -v es="$es" -v ee="$ee" -v init="$in" -v image="$im" 'BEGIN {
+awk -v ob="$ob" -v os="$os" -v eb="$eb" -v es="$es" -v ee="$ee" -v et="$et" -v init="$in" -v image="$im" 'BEGIN {
 	printf "bench: shim.open.base %.0f ns\n", ob / 200000
 	printf "bench: shim.open.shim %.0f ns\n", os / 200000
 	printf "bench: shim.open.ratio %.3f x\n", os / ob
@@ -60,6 +65,9 @@ awk -v ob="$ob" -v os="$os" -v eb="$eb" -v es="$es" -v ee="$ee" -v init="$in" -v
 	printf "bench: shim.exec.shim %.0f us\n", es / 1000 / 1000
 	printf "bench: shim.exec.ratio %.3f x\n", es / eb
 	printf "bench: shim.exec.empty_preload.ratio %.3f x\n", ee / eb
+	printf "bench: shim.exec.tripwire %.0f us\n", et / 1000 / 1000
+	printf "bench: shim.exec.tripwire.ratio %.3f x\n", et / eb
+	printf "bench: shim.exec.tripwire.empty_preload.ratio %.3f x\n", et / ee
 	printf "bench: shim.init %.1f us\n", init / 1000
 	printf "bench: shim.init.image %.1f us\n", image / 1000
 }'

@@ -4,7 +4,8 @@
 # Usage: tests/shim/run.sh BUILD_DIR     (needs BUILD_DIR/airlock-preload.so, tests/channel_server,
 #                                         tests/policy_image: `make all unit-tests`)
 # Environment: KEEP_TMP=1 keeps the temp tree; ONLY=group[,group] runs some groups
-# (hooks sh bash python perl node coreutils fortify loader errno spellings env ask moves events failclosed).
+# (hooks sh bash python perl node coreutils fortify loader errno spellings env answers ask moves
+# buildid tripwire events failclosed).
 #
 # Every case runs the program under the shim (LD_PRELOAD + AIRLOCK_DIR, a session
 # dir with policy.img and the channel served by tests' channel_server) in a
@@ -14,7 +15,7 @@
 # started: each test program creates a marker file when it runs), and the
 # events in the channel log.  Cases failing because of a shim bug are marked
 # "[shim bug: ...]" in their description and keep the correct expectation.
-# The cases are in hooks.sh, programs.sh, paths.sh, channel.sh, moves.sh and buildid.sh; the helpers in lib.sh
+# The cases are in hooks.sh, programs.sh, paths.sh, channel.sh, moves.sh, buildid.sh and tripwire.sh; the helpers in lib.sh
 # and tests/lib/.
 set -u
 
@@ -171,6 +172,10 @@ PLPRE='use strict; use warnings; use Errno; sub en { my $n = (grep { $!{$_} } ke
 . "$HERE/moves.sh"
 # shellcheck source=tests/shim/buildid.sh
 . "$HERE/buildid.sh"
+# shellcheck source=tests/shim/tripwire.sh
+. "$HERE/tripwire.sh"
+# shellcheck source=tests/lib/nobody.sh
+. "$HERE/../lib/nobody.sh"
 
 # ---- main -------------------------------------------------------------------------------------------------------
 
@@ -197,6 +202,7 @@ want answers && answers_group
 want ask && ask_group
 want moves && moves_group
 want buildid && buildid_group
+want tripwire && tripwire_group
 server_start --answer deny
 want events && events_group
 want failclosed && failclosed_group
