@@ -124,7 +124,22 @@ static enum masks_result mandatory_add(struct walk *w, const char *home)
 		int n = snprintf(path, sizeof path, "%s/%s", home, mandatory_masks[i]);
 		if (n < 0 || (size_t)n >= sizeof path || !realpath(path, canon) || stat(canon, &st) != 0)
 			continue;
-		enum masks_result r = hide(w, canon, S_ISDIR(st.st_mode));
+		enum masks_result r;
+		/*
+		 * Not shown (home as an allowlist): an empty mask there all the same, where the
+		 * target wants one, so that an attempt on it meets a rule and is logged
+		 */
+		if (!w->t->visible(w->t->ctx, canon) && strcmp(canon, path) == 0 && w->t->placeholder &&
+		    w->t->placeholder(w->t->ctx, canon)) {
+			int e = w->t->mask(w->t->ctx, canon, S_ISDIR(st.st_mode));
+			if (e < 0) {
+				w->err = e;
+				return failed(w, MASKS_MASK_FAILED, canon);
+			}
+			w->rep->masks++;
+			continue;
+		}
+		r = hide(w, canon, S_ISDIR(st.st_mode));
 		if (r != MASKS_OK)
 			return r;
 	}

@@ -41,6 +41,13 @@ struct masks_target {
 	 * them.  NULL: never.
 	 */
 	bool (*below)(void *ctx, const char *canon);
+	/*
+	 * True when an entry of the mandatory list that does not show inside
+	 * (home as an allowlist) should get an empty mask all the same, so
+	 * that reading or removing it meets a rule and is logged instead of
+	 * failing unseen with ENOENT.  NULL: never.
+	 */
+	bool (*placeholder)(void *ctx, const char *canon);
 	void *ctx;
 	/*
 	 * True when the policy names the host's path (canonical) itself, so a

@@ -728,6 +728,17 @@ static bool target_below(void *ctx, const char *canon)
 	return false;
 }
 
+/* A credential store directly in home, where home is an allowlist's tmpfs: masked there all the same. */
+static bool target_placeholder(void *ctx, const char *canon)
+{
+	const struct builder *b = ctx;
+	const struct sandbox_op *op = top_mount(b, canon);
+	if (!op || op->kind != SANDBOX_OP_HOME_TMPFS)
+		return false;
+	size_t n = strlen(op->a);
+	return strncmp(canon, op->a, n) == 0 && canon[n] == '/' && !strchr(canon + n + 1, '/');
+}
+
 /* /dev/null over a file (or any non-directory), a read-only empty tmpfs over a directory. */
 static int target_mask(void *ctx, const char *canon, bool is_dir)
 {
@@ -812,7 +823,8 @@ static int sockets_add(struct builder *b, const struct masks_target *t)
 static int masks_add(struct builder *b)
 {
 	const struct masks_target t = { .visible = target_visible, .mask = target_mask,
-					.below = target_below, .named = target_named, .ctx = b };
+					.below = target_below, .named = target_named,
+					.placeholder = target_placeholder, .ctx = b };
 	struct masks_report mr;
 	char failing[PATH_MAX];
 	int e = 0;
