@@ -198,9 +198,11 @@ cli-tests: all
 	@tests/cli/log.sh $(BUILD)/airlock
 	@tests/cli/suggest.sh $(BUILD)/airlock
 
-# airlock serve and airlock env: unrelated process trees joining one session through the shim.
+# airlock serve and airlock env: unrelated process trees joining one session through the shim,
+# and a podman container joining it through a bind mount (skips loudly where podman cannot run).
 serve-tests: all
 	@tests/serve/run.sh $(BUILD)
+	@tests/serve/container.sh $(BUILD)
 
 # airlock run on real programs, as root and as an unprivileged user.
 run-tests: all unit-tests
