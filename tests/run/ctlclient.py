@@ -29,23 +29,28 @@ def main():
     sockdir, actions, outfile = sys.argv[1], sys.argv[2].split(","), sys.argv[3]
     timeout = float(sys.argv[4]) if len(sys.argv) > 4 else 20
     deadline = time.time() + timeout
-    path = None
-    while time.time() < deadline:
-        socks = sorted(glob.glob(os.path.join(sockdir, "*.control")), key=os.path.getmtime)
-        if socks:
-            path = socks[-1]
-            break
-        time.sleep(0.05)
-    if not path:
-        print("no control socket in %s" % sockdir, file=sys.stderr)
-        return 1
-    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    for _ in range(50):
-        try:
-            s.connect(path)
-            break
-        except OSError:
+    # the newest socket that answers: one a killed session left behind refuses (ECONNREFUSED)
+    s = None
+    while s is None and time.time() < deadline:
+        found = []
+        for path in glob.glob(os.path.join(sockdir, "*.control")):
+            try:
+                found.append((os.path.getmtime(path), path))
+            except OSError:
+                pass  # gone since the listing: its session ended
+        for _, path in sorted(found, reverse=True):
+            c = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            try:
+                c.connect(path)
+                s = c
+                break
+            except OSError:
+                c.close()
+        if s is None:
             time.sleep(0.05)
+    if s is None:
+        print("no control socket answers in %s" % sockdir, file=sys.stderr)
+        return 1
     s.settimeout(max(0.1, deadline - time.time()))
     out = open(outfile, "w")
     buf = b""
