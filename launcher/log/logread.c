@@ -440,14 +440,21 @@ static void put_start(FILE *f, json_object *ev)
 	const char *sandbox = logread_str(ev, "sandbox"), *net = logread_str(ev, "network");
 	int mode = policy_network_mode_parse(net);
 	json_object *v;
+	/* airlock serve: no program of its own, process trees join it */
+	bool serve = !logread_str(ev, "program");
 	fputs("session started: ", f);
-	put_field(f, ev, "program");
+	if (serve)
+		fputs("airlock serve (no program of its own: process trees join it)", f);
+	else
+		put_field(f, ev, "program");
 	fputs("; policy ", f);
 	put_field(f, ev, "policy");
 	fputs("; workspace ", f);
 	put_field(f, ev, "workspace");
 	if (sandbox && strcmp(sandbox, AUDIT_SANDBOX_NONE) == 0) {
-		fputs("; NO kernel sandbox (--no-sandbox): the shim and this log only", f);
+		fputs(serve ? "; NO kernel sandbox: the shim and this log only"
+			    : "; NO kernel sandbox (--no-sandbox): the shim and this log only",
+		      f);
 		return;
 	}
 	fputs("; ", f);

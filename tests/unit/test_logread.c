@@ -341,6 +341,11 @@ static void test_put_what(void **state)
 		  "\"workspace\":\"/w\",\"sandbox\":\"none\",\"masked\":0}",
 		  "session started: /bin/sh; policy <default>; workspace /w; NO kernel sandbox "
 		  "(--no-sandbox): the shim and this log only" },
+		/* airlock serve: no program of its own */
+		{ "{\"event\":\"session_start\",\"policy\":\"<default>\","
+		  "\"workspace\":\"/w\",\"sandbox\":\"none\",\"masked\":0}",
+		  "session started: airlock serve (no program of its own: process trees join it); "
+		  "policy <default>; workspace /w; NO kernel sandbox: the shim and this log only" },
 		{ "{\"event\":\"session_end\",\"exit_status\":3,\"allowed\":7,\"denied\":3,\"asked\":2,"
 		  "\"connections\":4,\"refused\":1,\"bytes_up\":2000,\"bytes_down\":35000,\"message\":\"m\"}",
 		  "session ended: exit status 3; 7 allowed, 3 denied, 2 asked; 4 connection(s), 1 refused, "
