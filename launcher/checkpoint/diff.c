@@ -713,9 +713,21 @@ int ckpt_diff(struct ckpt_store *s, const struct ckpt_diff_options *o)
 		d.status = 1;
 	}
 	find_renames(&d);
-	for (size_t i = 0; i < s->j.n; i++)
-		if (chosen(&d, s->j.e[i].path))
+	/* the repository's own files: the git lines say what changed there, unless asked for */
+	bool gitfiles = !s->git || o->npaths;
+	size_t ngit = 0;
+	for (size_t i = 0; i < s->j.n; i++) {
+		const char *p = s->j.e[i].path;
+		if (!chosen(&d, p))
+			continue;
+		if (!gitfiles && (strcmp(p, ".git") == 0 || strncmp(p, ".git/", 5) == 0))
+			ngit++;
+		else
 			file_entry(&d, i);
+	}
+	if (ngit)
+		fprintf(o->out, "git: %zu path%s under .git touched (`airlock diff .git` lists them)\n", ngit,
+			ngit == 1 ? "" : "s");
 	if (s->git && o->npaths == 0) {
 		struct stat st;
 		if (fstatat(s->dirfd, "refs", &st, 0) == 0)
