@@ -199,6 +199,7 @@ cli-tests: all
 	@tests/cli/run.sh $(BUILD)/airlock
 	@tests/cli/log.sh $(BUILD)/airlock
 	@tests/cli/suggest.sh $(BUILD)/airlock
+	@tests/cli/undo.sh $(BUILD)/airlock
 
 # airlock serve and airlock env: unrelated process trees joining one session through the shim,
 # and a podman container joining it through a bind mount (skips loudly where podman cannot run).

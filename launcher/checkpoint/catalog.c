@@ -149,7 +149,7 @@ void ckpt_list_print(FILE *f, const struct ckpt_info *v, size_t n)
 		fputs("no checkpoints\n", f);
 		return;
 	}
-	fprintf(f, "%-16s  %-19s  %-8s  %6s  %7s  %-12s  %s\n", "CHECKPOINT", "STARTED", "STATE",
+	fprintf(f, "%-16s  %-19s  %-14s  %6s  %7s  %-12s  %s\n", "CHECKPOINT", "STARTED", "STATE",
 		"SAVED", "CREATED", "SIZE", "WORKSPACE  COMMAND");
 	for (size_t i = 0; i < n; i++) {
 		const struct ckpt_info *x = &v[i];
@@ -162,9 +162,10 @@ void ckpt_list_print(FILE *f, const struct ckpt_info *v, size_t n)
 		struct tm tm;
 		if (localtime_r(&t, &tm))
 			strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%S", &tm);
-		const char *state = x->running ? "running" : x->undone ? "undone" : x->ended ? "ended"
-											     : "killed";
-		fprintf(f, "%-16s  %-19s  %-8s  %6zu  %7zu  ", x->id, when, state, x->saved,
+		char state[24];
+		snprintf(state, sizeof state, "%s%s", x->running ? "running" : x->ended ? "ended" : "killed",
+			 x->undone ? ",undone" : "");
+		fprintf(f, "%-16s  %-19s  %-14s  %6zu  %7zu  ", x->id, when, state, x->saved,
 			x->created);
 		put_size(f, x->bytes);
 		fputs("  ", f);

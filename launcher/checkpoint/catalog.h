@@ -40,7 +40,8 @@ void ckpt_list_free(struct ckpt_info *v, size_t n);
 
 /*
  * Prints the list as `airlock undo --list` shows it: one line per store
- * (id, start in local time ISO 8601, "ended"/"running"/"killed", saved and
+ * (id, start in local time ISO 8601, "running", "ended" or "killed" (no
+ * ended=, not running) with ",undone" once undone, saved and
  * created counts, size, workspace, command; text escaped with termtext),
  * under a header; "no checkpoints" when n is 0.
  */

@@ -336,6 +336,30 @@ static bool chosen(const struct dif *d, const char *path)
 	return !ckpt_store_ignored(d->s, path) && ckpt_path_chosen(path, d->o->paths, d->o->npaths);
 }
 
+/* The rename's source, for a created entry that is a saved one moved. */
+static const char *rename_source(const struct dif *d, const char *path)
+{
+	for (size_t i = 0; i < d->s->j.n; i++)
+		if (d->renamed_to[i] && strcmp(d->renamed_to[i], path) == 0)
+			return d->s->j.e[i].path;
+	return NULL;
+}
+
+/* The same bytes on both sides (regular files, whatever their modes)? */
+static bool same_content(const struct side *a, const struct side *b)
+{
+	if (a->st.st_size != b->st.st_size)
+		return false;
+	char x[65536], y[65536];
+	for (off_t off = 0; off < a->st.st_size;) {
+		ssize_t n = pread(a->fd, x, sizeof x, off), m = pread(b->fd, y, sizeof y, off);
+		if (n <= 0 || n != m || memcmp(x, y, (size_t)n) != 0)
+			return false;
+		off += n;
+	}
+	return true;
+}
+
 static void find_renames(struct dif *d)
 {
 	const struct ckpt_journal *j = &d->s->j;
@@ -362,16 +386,41 @@ static void find_renames(struct dif *d)
 		if (old && ckpt_ws_lstat(d->wsfd, old->path, &ost) == -ENOENT)
 			d->renamed_to[old - j->e] = e->path;
 	}
+	/* then exact renames by content (git's 100% similarity): a deleted file's bytes at a created
+	   path, when no inode said it (a program that copied, or rewrote the file before moving it) */
+	for (size_t i = 0; i < j->n; i++) {
+		const struct ckpt_entry *e = &j->e[i];
+		struct side b = { .fd = -1 };
+		if (!e->created || e->saved || rename_source(d, e->path))
+			continue;
+		now_side(d, e->path, &b);
+		if (!b.there || b.fd < 0) {
+			side_close(&b);
+			continue;
+		}
+		for (size_t k = 0; k < j->n; k++) {
+			const struct ckpt_entry *o = &j->e[k];
+			struct stat st, ost;
+			char buf[64];
+			if (!o->saved || d->renamed_to[k] || o->save.size != (long long)b.st.st_size ||
+			    ckpt_ws_lstat(d->wsfd, o->path, &st) != -ENOENT ||
+			    ckpt_object_check(d->s->dirfd, &o->save, &ost, buf, sizeof buf) ||
+			    !S_ISREG(ost.st_mode))
+				continue;
+			struct side a = { .st = ost, .there = true };
+			snprintf(buf, sizeof buf, "objects/%lu", o->save.obj);
+			a.fd = openat(d->s->dirfd, buf, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+			bool hit = a.fd >= 0 && same_content(&a, &b);
+			side_close(&a);
+			if (hit) {
+				d->renamed_to[k] = e->path;
+				break;
+			}
+		}
+		side_close(&b);
+	}
 }
 
-/* The rename's source, for a created entry whose inode is a link object's. */
-static const char *rename_source(const struct dif *d, const char *path)
-{
-	for (size_t i = 0; i < d->s->j.n; i++)
-		if (d->renamed_to[i] && strcmp(d->renamed_to[i], path) == 0)
-			return d->s->j.e[i].path;
-	return NULL;
-}
 
 static void file_entry(struct dif *d, size_t i)
 {
