@@ -149,8 +149,11 @@ LOGREAD_OBJS := $(addprefix $(BUILD)/launcher/log/,logread.o audit.o)
 $(BUILD)/tests/test_logread: $(LOGREAD_OBJS) tests/unit/said.h
 $(BUILD)/tests/test_logread: UNIT_EXTRA := $(LOGREAD_OBJS) $(BUILD)/libairlock-core.a \
 	$(BUILD)/libairlock-policy.a $(LAUNCHER_LIBS)
-$(BUILD)/tests/test_log_summary: $(LOGREAD_OBJS) $(BUILD)/launcher/log/log_summary.o tests/unit/said.h
+CKPT_OBJS := $(addprefix $(BUILD)/launcher/checkpoint/,journal.o store.o)
+$(BUILD)/tests/test_log_summary: $(LOGREAD_OBJS) $(BUILD)/launcher/log/log_summary.o $(CKPT_OBJS) \
+	tests/unit/said.h
 $(BUILD)/tests/test_log_summary: UNIT_EXTRA := $(LOGREAD_OBJS) $(BUILD)/launcher/log/log_summary.o \
+	$(CKPT_OBJS) \
 	$(BUILD)/libairlock-core.a $(BUILD)/libairlock-policy.a $(LAUNCHER_LIBS)
 $(BUILD)/tests/test_vterm: $(BUILD)/launcher/approvals/vterm.o
 $(BUILD)/tests/test_vterm: UNIT_EXTRA := $(BUILD)/launcher/approvals/vterm.o

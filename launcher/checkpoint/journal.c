@@ -475,6 +475,21 @@ fail:
 	return r;
 }
 
+int ckpt_counts(const char *root, const char *id, size_t *saved, size_t *created)
+{
+	if (strlen(id) != CKPT_ID_LEN || strspn(id, "0123456789abcdef") != CKPT_ID_LEN)
+		return -EINVAL;
+	struct ckpt_store s;
+	char err[256];
+	int r = ckpt_store_open(root, id, 0, &s, err, sizeof err);
+	if (r < 0)
+		return r;
+	*saved = s.j.saves;
+	*created = s.j.creates;
+	ckpt_store_close(&s);
+	return 0;
+}
+
 /* ---- the workspace, walked without following symlinks ------------------------- */
 
 char ckpt_type_of(const struct stat *st)

@@ -116,6 +116,13 @@ struct ckpt_store {
 int ckpt_store_open(const char *root, const char *id, int lock, struct ckpt_store *s, char *err,
 		    size_t cap);
 
+/*
+ * The counts `airlock log --summary` prints for session id: paths saved and
+ * created by its store under root.  Returns 0, or -errno (-ENOENT: no store,
+ * -EINVAL: id is not 16 hex digits or the store is damaged).
+ */
+int ckpt_counts(const char *root, const char *id, size_t *saved, size_t *created);
+
 /* Releases the lock and frees what s owns. */
 void ckpt_store_close(struct ckpt_store *s);
 

@@ -253,6 +253,11 @@ if [ "$(grep -c '^[0-9a-f]\{16\} ' "$TMP/out")" = 4 ]; then pass "--list: four c
 if [ "$(sed -n 2p "$TMP/out" | cut -c1-16)" = "$ID4" ]; then pass "--list: newest first"; else fail "--list: newest first" "$(details)"; fi
 has "--list: a killed launcher's session" out "killed"
 expect "a prefix that names none: no such checkpoint" 2 diff --stat abcd
+expect "ps --all: exit 0" 0 ps --all
+has "ps --all: lists the checkpoints" out "$ID2"
+printf '%s\n' '{"id":"1","timestamp":"2026-11-30T01:00:00.000Z","session_id":"'"$ID1"'","source":"launcher","pid":9,"event":"session_start","program":"/bin/sh","workspace":"'"$W1"'"}' >"$TMP/log.jsonl"
+expect "log --summary: exit 0" 0 log --summary "$TMP/log.jsonl"
+has "log --summary: the checkpoint line" out "checkpoint 18 saved, 18 created, \`airlock diff $ID1\`"
 expect "--forget by prefix" 0 undo --forget 3333
 [ ! -e "$ROOT/$ID3" ] && pass "--forget: the store is gone" || fail "--forget: the store is gone"
 expect "--forget --all" 0 undo --forget --all
