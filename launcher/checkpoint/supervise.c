@@ -83,6 +83,7 @@ struct checkpoint {
 	char **ignored; /* sorted prefixes ("dir/" or "file") into ignored_buf */
 	size_t nignored;
 	char *ignored_buf;
+	bool git_done;     /* git_prepare() ran */
 };
 
 /* ---- small sets --------------------------------------------------------------------------- */
@@ -359,57 +360,104 @@ static char *slurp(int dirfd, const char *name, size_t *len)
 	return buf;
 }
 
-/*
- * The git side of the checkpoint, in the worker before it answers a call
- * (so before the sandbox changed anything): the git-ignored paths (not
- * covered unless the policy says so) and the references (store.h's
- * "ignored" and "refs").  A failed git leaves both out: everything is then
- * covered, and `airlock diff` has no references to compare.
- */
-static void git_side(struct checkpoint *c)
+/* Appends the file at ws/.git/NAME to fd after prefix, or "-\n" when absent. */
+static void copy_git_file(const struct checkpoint *c, const char *name, int fd)
 {
-	if (!c->git)
-		return;
-	if (!c->cover_ignored) {
-		int fd = openat(c->dirfd, "ignored", O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-		const char *a[] = { "ls-files", "-z", "-o", "-i", "--exclude-standard", "--directory",
-				    NULL };
-		size_t len = 0;
-		char *buf = fd >= 0 && git_run(c, a, fd) == 0 ? slurp(c->dirfd, "ignored", &len) : NULL;
-		if (fd >= 0)
-			close(fd);
-		size_t count = 0;
-		for (size_t i = 0; buf && i < len; i++)
-			count += buf[i] == '\0';
-		if (buf && count && (c->ignored = calloc(count + 1, sizeof *c->ignored))) {
-			for (size_t i = 0; i < len; i += strlen(buf + i) + 1)
-				if (buf[i])
-					c->ignored[c->nignored++] = buf + i;
-			qsort(c->ignored, c->nignored, sizeof *c->ignored, cmp_str);
-			c->ignored_buf = buf;
-			buf = NULL;
-		}
-		free(buf);
-	}
+	char path[PATH_MAX], buf[4096];
+	snprintf(path, sizeof path, "%s/.git/%s", c->ws, name);
+	int in = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	ssize_t n = in >= 0 ? read(in, buf, sizeof buf) : -1;
+	if (in >= 0)
+		close(in);
+	if (n <= 0 || memchr(buf, '\0', (size_t)n))
+		(void)!write(fd, "-\n", 2);
+	else
+		(void)!write(fd, buf, (size_t)n);
+}
+
+/*
+ * The references at the start (store.h's "refs"), in the worker before it
+ * answers a call (so before the sandbox changed any): git for-each-ref, then
+ * HEAD and the stash's reflog as the files say (no further process).
+ */
+static void git_refs(struct checkpoint *c)
+{
 	int fd = openat(c->dirfd, "refs", O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
 	if (fd < 0)
 		return;
 	const char *refs[] = { "for-each-ref", "--format=%(objectname) %(refname)", NULL };
 	(void)git_run(c, refs, fd);
 	(void)!write(fd, "HEAD ", 5);
-	const char *sym[] = { "symbolic-ref", "-q", "HEAD", NULL };
-	off_t at = lseek(fd, 0, SEEK_CUR);
-	(void)!write(fd, "ref: ", 5);
-	if (git_run(c, sym, fd) != 0) {
-		(void)!ftruncate(fd, at);
-		lseek(fd, at, SEEK_SET);
-		const char *head[] = { "rev-parse", "-q", "--verify", "HEAD", NULL };
-		if (git_run(c, head, fd) != 0)
-			(void)!write(fd, "-\n", 2);
+	copy_git_file(c, "HEAD", fd);
+	/* logs/refs/stash: "OLD NEW NAME <EMAIL> TIME TZ\tMESSAGE" per entry, oldest first */
+	char path[PATH_MAX];
+	snprintf(path, sizeof path, "%s/.git/logs/refs/stash", c->ws);
+	FILE *f = fopen(path, "re");
+	char *line = NULL, **shas = NULL;
+	size_t cap = 0, n = 0;
+	while (f && getline(&line, &cap, f) > 0) {
+		char *sp = strchr(line, ' ');
+		char **ns = sp ? realloc(shas, (n + 1) * sizeof *ns) : NULL;
+		if (!ns)
+			break;
+		shas = ns;
+		shas[n] = strndup(sp + 1, 40);
+		n += shas[n] != NULL;
 	}
-	const char *stash[] = { "log", "-g", "--format=%gd %H", "refs/stash", "--", NULL };
-	(void)git_run(c, stash, fd);
+	for (size_t i = n; i-- > 0;) { /* stash@{0} is the newest */
+		dprintf(fd, "stash@{%zu} %s\n", n - 1 - i, shas[i]);
+		free(shas[i]);
+	}
+	free(shas);
+	free(line);
+	if (f)
+		fclose(f);
 	close(fd);
+}
+
+/*
+ * The git-ignored paths (store.h's "ignored"), not covered unless the
+ * policy says so: git ls-files (it walks the untracked tree; a failed git
+ * leaves no list, and everything is covered).
+ */
+static void git_ignored(struct checkpoint *c)
+{
+	if (c->cover_ignored)
+		return;
+	int fd = openat(c->dirfd, "ignored.part", O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return;
+	const char *a[] = { "ls-files", "-z", "-o", "-i", "--exclude-standard", "--directory", NULL };
+	int st = git_run(c, a, fd);
+	close(fd);
+	size_t len = 0;
+	char *buf = st == 0 ? slurp(c->dirfd, "ignored.part", &len) : NULL;
+	size_t count = 0;
+	for (size_t i = 0; buf && i < len; i++)
+		count += buf[i] == '\0';
+	if (buf && count && (c->ignored = calloc(count + 1, sizeof *c->ignored))) {
+		for (size_t i = 0; i < len; i += strlen(buf + i) + 1)
+			if (buf[i])
+				c->ignored[c->nignored++] = buf + i;
+		qsort(c->ignored, c->nignored, sizeof *c->ignored, cmp_str);
+		c->ignored_buf = buf;
+		buf = NULL;
+	}
+	free(buf);
+	if (st == 0)
+		renameat(c->dirfd, "ignored.part", c->dirfd, "ignored");
+	else
+		unlinkat(c->dirfd, "ignored.part", 0);
+}
+
+/* The git side, once, before the first change in the workspace is let go. */
+static void git_prepare(struct checkpoint *c)
+{
+	c->git_done = true;
+	if (!c->git)
+		return;
+	git_refs(c);
+	git_ignored(c);
 }
 
 /* ---- resolving a caller's path ---------------------------------------------------------- */
@@ -612,9 +660,22 @@ static int resolve(struct checkpoint *c, pid_t pid, int dirfd, uint64_t path_add
 
 /* ---- saving ------------------------------------------------------------------------------- */
 
-static bool covered(const struct checkpoint *c, const struct target *t)
+static void git_prepare(struct checkpoint *c);
+
+/*
+ * Whether t is one of the checkpoint's paths: in the workspace, not its
+ * root, not git-ignored.  The first time a call concerns the workspace, the
+ * git side is taken first (git_prepare()): the references and the ignored
+ * list as they are before any change, and at no cost to sessions that
+ * change nothing.
+ */
+static bool covered(struct checkpoint *c, const struct target *t)
 {
-	return t->in_ws && strcmp(t->rel, ".") != 0 && !is_ignored(c, t->rel);
+	if (!t->in_ws || strcmp(t->rel, ".") == 0)
+		return false;
+	if (!c->git_done)
+		git_prepare(c);
+	return !is_ignored(c, t->rel);
 }
 
 /* Copies the host file (the same inode as t->st) into objects/N.  0 or -errno. */
@@ -999,7 +1060,8 @@ static void end_records(struct checkpoint *c)
 		line[h++] = '\n';
 		(void)!write(c->journal, line, h);
 	}
-	fsync(c->journal);
+	if (c->npaths)
+		fsync(c->journal); /* what undo needs survives a crash of the machine too */
 }
 
 /* Receives the listener from the helper: -1 when the sandbox ended first (or sent none). */
@@ -1038,8 +1100,8 @@ static int listener_recv(struct checkpoint *c)
 
 static void worker(struct checkpoint *c)
 {
-	git_side(c);
 	int listener = listener_recv(c);
+	time_moved_on(&c->t);
 	struct seccomp_notif_sizes sz = { 0 };
 	if (listener >= 0 && syscall(SYS_seccomp, SECCOMP_GET_NOTIF_SIZES, 0, &sz) != 0)
 		sz = (struct seccomp_notif_sizes){ sizeof(struct seccomp_notif),
@@ -1202,7 +1264,6 @@ struct checkpoint *checkpoint_new(const struct checkpoint_config *cfg, checkpoin
 	}
 	fcntl(c->sock[0], F_SETFD, FD_CLOEXEC); /* the sandbox's end, sock[1], is inherited */
 	fcntl(c->news[0], F_SETFL, O_NONBLOCK);
-	time_moved_on(&c->t);
 	free(root);
 	free(canon);
 	return c;
