@@ -84,6 +84,8 @@ struct checkpoint {
 	size_t nignored;
 	char *ignored_buf;
 	bool git_done;     /* git_prepare() ran */
+	int root_fd;       /* /proc/root_pid/root, or -1 (root_of()) */
+	pid_t root_pid;
 };
 
 /* ---- small sets --------------------------------------------------------------------------- */
@@ -567,6 +569,26 @@ static bool self_path(pid_t pid, const char *abs, char *out, size_t cap)
 }
 
 /*
+ * The caller's root directory (/proc/PID/root), kept open for the next call
+ * of the same thread (a tar, a git checkout make thousands in a row).  Every
+ * process of the sandbox has the same root (chroot(2) needs a capability
+ * none has), so a thread id reused later still names the right one.  A
+ * descriptor or -errno.
+ */
+static int root_of(struct checkpoint *c, pid_t pid)
+{
+	if (c->root_fd >= 0 && c->root_pid == pid)
+		return c->root_fd;
+	if (c->root_fd >= 0)
+		close(c->root_fd);
+	char root[64];
+	snprintf(root, sizeof root, "/proc/%d/root", pid);
+	c->root_fd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	c->root_pid = pid;
+	return c->root_fd >= 0 ? c->root_fd : -errno;
+}
+
+/*
  * Finds the object the caller's (dirfd, path) names, following a last
  * symlink when follow: in the caller's root (/proc/PID/root) with
  * openat2(2) RESOLVE_IN_ROOT, so its absolute symlinks resolve as they do
@@ -595,11 +617,9 @@ static int resolve(struct checkpoint *c, pid_t pid, int dirfd, uint64_t path_add
 		close(fd);
 		return 0;
 	}
-	char root[64];
-	snprintf(root, sizeof root, "/proc/%d/root", pid);
-	int rootfd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	int rootfd = root_of(c, pid);
 	if (rootfd < 0)
-		return -errno;
+		return rootfd;
 	/* the directory, then the last component in it */
 	char *slash = strrchr(abs, '/');
 	char last[NAME_MAX + 1];
@@ -614,11 +634,8 @@ static int resolve(struct checkpoint *c, pid_t pid, int dirfd, uint64_t path_add
 				.resolve = RESOLVE_IN_ROOT };
 	int pfd = (int)syscall(SYS_openat2, rootfd, abs[0] ? abs : "/", &how, sizeof how);
 	*slash = '/';
-	if (pfd < 0) {
-		r = errno == ENOENT || errno == ENOTDIR ? 0 : -errno;
-		close(rootfd);
-		return r;
-	}
+	if (pfd < 0)
+		return errno == ENOENT || errno == ENOTDIR ? 0 : -errno;
 	int fd = -1;
 	if (!last[0] || strcmp(last, ".") == 0 || strcmp(last, "..") == 0) {
 		fd = openat(pfd, last[0] ? last : ".", O_PATH | O_CLOEXEC);
@@ -629,7 +646,6 @@ static int resolve(struct checkpoint *c, pid_t pid, int dirfd, uint64_t path_add
 		fd = openat(pfd, last, O_PATH | O_NOFOLLOW | O_CLOEXEC);
 	}
 	int e = errno;
-	close(rootfd);
 	if (fd >= 0) {
 		close(pfd);
 		if (fstat(fd, &t->st) == 0 && t->st.st_dev == c->wsdev)
@@ -898,11 +914,13 @@ static int handle(struct checkpoint *c, const struct seccomp_notif *req, char *r
 	open_call:
 		if (!(flags & (O_WRONLY | O_RDWR | O_TRUNC | O_CREAT)))
 			break;
-		if ((flags & O_CREAT) && (flags & O_EXCL))
+		bool excl = (flags & O_CREAT) && (flags & O_EXCL);
+		if (excl)
 			flags |= O_NOFOLLOW; /* O_EXCL never follows a last symlink */
 		if ((r = resolve(c, pid, dirfd, p, !(flags & O_NOFOLLOW), t)) < 0)
 			break;
-		if (t->exists && (flags & (O_WRONLY | O_RDWR | O_TRUNC)))
+		/* O_EXCL on what exists fails (EEXIST): nothing is changed */
+		if (t->exists && !excl && (flags & (O_WRONLY | O_RDWR | O_TRUNC)))
 			r = save(c, t, SAVED_COPY);
 		else if (!t->exists && (flags & O_CREAT))
 			r = created(c, t, "file");
@@ -1197,7 +1215,7 @@ struct checkpoint *checkpoint_new(const struct checkpoint_config *cfg, checkpoin
 		snprintf(err, errlen, "out of memory");
 		goto fail;
 	}
-	c->dirfd = c->objfd = c->journal = c->lockfd = -1;
+	c->dirfd = c->objfd = c->journal = c->lockfd = c->root_fd = -1;
 	c->sock[0] = c->sock[1] = c->news[0] = c->news[1] = c->stop[0] = c->stop[1] = -1;
 	c->wslen = strlen(c->ws);
 	c->refused = refused;
@@ -1434,7 +1452,7 @@ void checkpoint_free(struct checkpoint *c)
 		while (waitpid(c->worker, NULL, 0) < 0 && errno == EINTR)
 			;
 	}
-	int *fds[] = { &c->dirfd, &c->objfd, &c->journal, &c->lockfd, &c->sock[0], &c->sock[1],
+	int *fds[] = { &c->dirfd, &c->objfd, &c->journal, &c->lockfd, &c->root_fd, &c->sock[0], &c->sock[1],
 		       &c->news[0], &c->news[1], &c->stop[0], &c->stop[1] };
 	for (size_t i = 0; i < sizeof fds / sizeof fds[0]; i++)
 		if (*fds[i] >= 0)
