@@ -84,6 +84,7 @@ struct checkpoint {
 	size_t nignored;
 	char *ignored_buf;
 	bool git_done;     /* git_prepare() ran */
+	struct target *targets; /* two, for answer() */
 	int root_fd;       /* /proc/root_pid/root, or -1 (root_of()) */
 	pid_t root_pid;
 };
@@ -493,6 +494,9 @@ struct target {
 	struct stat st;    /* the object's, with exists */
 	char rel[PATH_MAX]; /* its workspace-relative path (in_ws) */
 	char host[PATH_MAX]; /* its host path (in_ws) */
+	int pfd;           /* absent: its directory (O_PATH), until absent_name(); else -1 */
+	char last[NAME_MAX + 1]; /* absent: its name in pfd */
+	const char *kind;  /* a creation journalled once the call went on (handle()), or NULL */
 };
 
 /* The caller's view of a path: absolute, from its cwd or dirfd.  0 or -errno. */
@@ -600,6 +604,8 @@ static int resolve(struct checkpoint *c, pid_t pid, int dirfd, uint64_t path_add
 {
 	char path[PATH_MAX], abs[PATH_MAX], alt[PATH_MAX];
 	t->exists = t->in_ws = false;
+	t->pfd = -1;
+	t->kind = NULL;
 	int r = read_string(pid, path_addr, path, sizeof path);
 	if (r < 0)
 		return r;
@@ -657,21 +663,32 @@ static int resolve(struct checkpoint *c, pid_t pid, int dirfd, uint64_t path_add
 		close(pfd);
 		return e == ELOOP || e == EXDEV ? 0 : -e; /* a magic link elsewhere: not a workspace file */
 	}
-	/* absent: a name made in the directory, when that is the workspace's */
+	/* absent: its directory kept, the name worked out when needed (absent_name()) */
+	t->pfd = pfd;
+	memcpy(t->last, last, ll + 1);
+	return 0;
+}
+
+/* An absent target's name: in the workspace when its directory is (sets in_ws, rel, host). */
+static void absent_name(struct checkpoint *c, struct target *t)
+{
+	if (t->pfd < 0)
+		return;
 	struct stat ps;
-	if (fstat(pfd, &ps) == 0 && ps.st_dev == c->wsdev && host_name(c, pfd, &ps, t)) {
+	size_t ll = strlen(t->last);
+	if (fstat(t->pfd, &ps) == 0 && ps.st_dev == c->wsdev && host_name(c, t->pfd, &ps, t)) {
 		size_t hl = strlen(t->host), rl = strlen(t->rel);
 		if (hl + 1 + ll < sizeof t->host && rl + 1 + ll < sizeof t->rel) {
-			snprintf(t->host + hl, sizeof t->host - hl, "/%s", last);
+			snprintf(t->host + hl, sizeof t->host - hl, "/%s", t->last);
 			if (strcmp(t->rel, ".") == 0)
-				snprintf(t->rel, sizeof t->rel, "%s", last);
+				snprintf(t->rel, sizeof t->rel, "%s", t->last);
 			else
-				snprintf(t->rel + rl, sizeof t->rel - rl, "/%s", last);
+				snprintf(t->rel + rl, sizeof t->rel - rl, "/%s", t->last);
 			t->in_ws = true;
 		}
 	}
-	close(pfd);
-	return 0;
+	close(t->pfd);
+	t->pfd = -1;
 }
 
 /* ---- saving ------------------------------------------------------------------------------- */
@@ -803,8 +820,9 @@ static int save(struct checkpoint *c, const struct target *t, int how)
 }
 
 /* Journals a name the sandbox makes where there was none. */
-static int created(struct checkpoint *c, const struct target *t, const char *kind)
+static int created(struct checkpoint *c, struct target *t, const char *kind)
 {
+	absent_name(c, t);
 	if (t->exists || !covered(c, t))
 		return 0;
 	struct path_slot *s = path_find(c, t->rel, false);
@@ -878,16 +896,21 @@ static void tell(struct checkpoint *c, int kind, int err, pid_t pid, const char 
 	(void)!write(c->news[1], buf, sizeof n + n.len);
 }
 
-/* Decides one call: saves and journals, returns 0 (let it go on) or -errno (refuse it). */
-static int handle(struct checkpoint *c, const struct seccomp_notif *req, char *refused_path)
+/*
+ * Decides one call into t and u (its one or two paths): saves what it would
+ * destroy, returns 0 (let it go on) or -errno (refuse it).  What it creates
+ * is left in t->kind / u->kind, journalled once the call went on (answer()):
+ * a creation destroys nothing, so the caller need not wait for the journal.
+ */
+static int handle(struct checkpoint *c, const struct seccomp_notif *req, struct target *t,
+		  struct target *u, char *refused_path)
 {
 	const __u64 *a = req->data.args;
 	pid_t pid = (pid_t)req->pid;
-	struct target *t = malloc(2 * sizeof *t);
-	if (!t)
-		return -ENOMEM;
-	struct target *u = t + 1;
 	int r = 0, nr = req->data.nr;
+	t->pfd = u->pfd = -1;
+	t->kind = u->kind = NULL;
+	t->in_ws = u->in_ws = t->exists = u->exists = false;
 	int flags = 0, dirfd = AT_FDCWD;
 	uint64_t p = 0;
 	switch (nr) {
@@ -923,7 +946,7 @@ static int handle(struct checkpoint *c, const struct seccomp_notif *req, char *r
 		if (t->exists && !excl && (flags & (O_WRONLY | O_RDWR | O_TRUNC)))
 			r = save(c, t, SAVED_COPY);
 		else if (!t->exists && (flags & O_CREAT))
-			r = created(c, t, "file");
+			t->kind = "file";
 		break;
 	case SYS_truncate:
 		if ((r = resolve(c, pid, AT_FDCWD, a[0], true, t)) == 0)
@@ -969,49 +992,49 @@ static int handle(struct checkpoint *c, const struct seccomp_notif *req, char *r
 		if (!r && u->exists)
 			r = S_ISDIR(u->st.st_mode) ? save_tree(c, u, 0) : save(c, u, SAVED_LINK);
 		if (!r && !u->exists && t->exists)
-			r = created(c, u, "rename");
+			u->kind = "rename";
 		if (!r && (flags & RENAME_EXCHANGE) && !t->exists)
-			r = created(c, t, "rename");
+			t->kind = "rename";
 		break;
 #ifdef SYS_mkdir
 	case SYS_mkdir:
 		if ((r = resolve(c, pid, AT_FDCWD, a[0], false, t)) == 0)
-			r = created(c, t, "dir");
+			t->kind = "dir";
 		break;
 #endif
 	case SYS_mkdirat:
 		if ((r = resolve(c, pid, (int)a[0], a[1], false, t)) == 0)
-			r = created(c, t, "dir");
+			t->kind = "dir";
 		break;
 #ifdef SYS_symlink
 	case SYS_symlink:
 		if ((r = resolve(c, pid, AT_FDCWD, a[1], false, t)) == 0)
-			r = created(c, t, "symlink");
+			t->kind = "symlink";
 		break;
 #endif
 	case SYS_symlinkat:
 		if ((r = resolve(c, pid, (int)a[1], a[2], false, t)) == 0)
-			r = created(c, t, "symlink");
+			t->kind = "symlink";
 		break;
 #ifdef SYS_link
 	case SYS_link:
 		if ((r = resolve(c, pid, AT_FDCWD, a[1], false, t)) == 0)
-			r = created(c, t, "link");
+			t->kind = "link";
 		break;
 #endif
 	case SYS_linkat:
 		if ((r = resolve(c, pid, (int)a[2], a[3], false, t)) == 0)
-			r = created(c, t, "link");
+			t->kind = "link";
 		break;
 #ifdef SYS_mknod
 	case SYS_mknod:
 		if ((r = resolve(c, pid, AT_FDCWD, a[0], false, t)) == 0)
-			r = created(c, t, "node");
+			t->kind = "node";
 		break;
 #endif
 	case SYS_mknodat:
 		if ((r = resolve(c, pid, (int)a[0], a[1], false, t)) == 0)
-			r = created(c, t, "node");
+			t->kind = "node";
 		break;
 	default:
 		break;
@@ -1026,7 +1049,6 @@ static int handle(struct checkpoint *c, const struct seccomp_notif *req, char *r
 		r = 0;
 	if (r < 0)
 		snprintf(refused_path, PATH_MAX, "%s", t->in_ws ? t->rel : "?");
-	free(t);
 	return r;
 }
 
@@ -1034,8 +1056,17 @@ static void answer(struct checkpoint *c, int listener, struct seccomp_notif *req
 		   struct seccomp_notif_resp *resp, size_t resp_size)
 {
 	char refused_path[PATH_MAX];
-	int r = handle(c, req, refused_path);
+	struct target *t = c->targets, *u = c->targets + 1;
+	int r = handle(c, req, t, u, refused_path);
 	c->st.calls++;
+	/* the first call in the workspace takes the git side before anything changes */
+	for (int i = 0; i < 2 && !c->git_done && r == 0; i++) {
+		struct target *x = i ? u : t;
+		if (x->kind) {
+			absent_name(c, x);
+			(void)covered(c, x);
+		}
+	}
 	memset(resp, 0, resp_size);
 	resp->id = req->id;
 	if (r < 0) {
@@ -1050,6 +1081,14 @@ static void answer(struct checkpoint *c, int listener, struct seccomp_notif *req
 	}
 	/* ENOENT: the caller died (or was interrupted) meanwhile */
 	(void)ioctl(listener, SECCOMP_IOCTL_NOTIF_SEND, resp);
+	for (int i = 0; i < 2; i++) {
+		struct target *x = i ? u : t;
+		if (r == 0 && x->kind && created(c, x, x->kind) < 0)
+			tell(c, NEWS_REFUSED, EIO, (pid_t)req->pid, x->rel); /* unjournalled: said */
+		if (x->pfd >= 0)
+			close(x->pfd);
+		x->pfd = -1;
+	}
 }
 
 /* The "end" records: what the sandbox left at each path the journal names. */
@@ -1131,7 +1170,8 @@ static void worker(struct checkpoint *c)
 			    : sizeof(struct seccomp_notif_resp);
 	struct seccomp_notif *req = calloc(1, rq);
 	struct seccomp_notif_resp *resp = calloc(1, rs);
-	while (listener >= 0 && req && resp) {
+	c->targets = calloc(2, sizeof *c->targets);
+	while (listener >= 0 && req && resp && c->targets) {
 		struct pollfd p[2] = { { listener, POLLIN, 0 }, { c->stop[0], POLLIN, 0 } };
 		if (poll(p, 2, -1) < 0) {
 			if (errno == EINTR)
