@@ -141,8 +141,13 @@ static struct ino_slot *ino_find(struct checkpoint *c, dev_t dev, ino_t ino, boo
 	return &c->inos[j];
 }
 
+/* The most paths the worker keeps in memory; past it, later ones get no "end" record. */
+#define CHECKPOINT_MAX_PATHS (1u << 21)
+
 static struct path_slot *path_find(struct checkpoint *c, const char *p, bool add)
 {
+	if (add && c->npaths >= CHECKPOINT_MAX_PATHS)
+		add = false; /* bounded memory: undo treats such a path as the sandbox left it */
 	if (add && (c->npaths + 1) * 2 > c->cap_paths) {
 		size_t cap = c->cap_paths ? c->cap_paths * 2 : 1024;
 		struct path_slot *n = calloc(cap, sizeof *n);
