@@ -151,6 +151,11 @@ $(BUILD)/tests/test_logread: $(LOGREAD_OBJS) tests/unit/said.h
 $(BUILD)/tests/test_logread: UNIT_EXTRA := $(LOGREAD_OBJS) $(BUILD)/libairlock-core.a \
 	$(BUILD)/libairlock-policy.a $(LAUNCHER_LIBS)
 CKPT_OBJS := $(addprefix $(BUILD)/launcher/checkpoint/,journal.o store.o)
+# The checkpoint reader (diff, undo, the catalog) on crafted stores.
+CKPT_READER_OBJS := $(addprefix $(BUILD)/launcher/checkpoint/,journal.o store.o catalog.o undo.o diff.o)
+$(BUILD)/tests/test_checkpoint_reader: $(CKPT_READER_OBJS)
+$(BUILD)/tests/test_checkpoint_reader: UNIT_EXTRA := $(CKPT_READER_OBJS) $(BUILD)/libairlock-core.a \
+	$(CRYPTO_LIBS)
 $(BUILD)/tests/test_log_summary: $(LOGREAD_OBJS) $(BUILD)/launcher/log/log_summary.o $(CKPT_OBJS) \
 	tests/unit/said.h
 $(BUILD)/tests/test_log_summary: UNIT_EXTRA := $(LOGREAD_OBJS) $(BUILD)/launcher/log/log_summary.o \

@@ -591,7 +591,8 @@ static void git_part(struct dif *d)
 	struct refs old = { 0 }, now = { 0 }, ostash = { 0 };
 	char ohead[PATH_MAX] = "", nhead[PATH_MAX] = "";
 	read_old(d, &old, ohead, sizeof ohead, &ostash);
-	qsort(old.v, old.n, sizeof *old.v, ref_cmp);
+	if (old.n)
+		qsort(old.v, old.n, sizeof *old.v, ref_cmp);
 	FILE *o = d->o->out;
 	char *out = NULL;
 	if (git(d, NULL, &out, "rev-parse", "--git-dir", NULL, NULL) != 0) {
@@ -618,7 +619,8 @@ static void git_part(struct dif *d)
 	}
 	free(out);
 	out = NULL;
-	qsort(now.v, now.n, sizeof *now.v, ref_cmp);
+	if (now.n)
+		qsort(now.v, now.n, sizeof *now.v, ref_cmp);
 	if (git(d, NULL, &out, "symbolic-ref", "-q", "HEAD", NULL) == 0 && out && *out) {
 		out[strcspn(out, "\n")] = '\0';
 		snprintf(nhead, sizeof nhead, "ref: %s", out);

@@ -252,7 +252,8 @@ int ckpt_journal_parse(const char *buf, size_t len, struct ckpt_journal *j)
 	}
 	free(line);
 	line = NULL;
-	qsort(r, nr, sizeof *r, rec_cmp);
+	if (nr)
+		qsort(r, nr, sizeof *r, rec_cmp);
 	if (fold(j, r, nr) < 0)
 		goto oom;
 	free(r);
