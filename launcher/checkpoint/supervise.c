@@ -18,6 +18,7 @@
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/syscall.h>
 #include <sys/types.h>
 #include <sys/uio.h>
@@ -497,12 +498,41 @@ struct target {
 	bool exists;       /* the object is there */
 	bool in_ws;        /* ... or (when not) its directory is in the workspace */
 	struct stat st;    /* the object's, with exists */
+	struct timespec born; /* its birth time (statx(2) STATX_BTIME), else its ctime */
 	char rel[PATH_MAX]; /* its workspace-relative path (in_ws) */
 	char host[PATH_MAX]; /* its host path (in_ws) */
 	int pfd;           /* absent: its directory (O_PATH), until absent_name(); else -1 */
 	char last[NAME_MAX + 1]; /* absent: its name in pfd */
 	const char *kind;  /* a creation journalled once the call went on (handle()), or NULL */
 };
+
+/*
+ * stat(2) of name in dirfd ("" : dirfd itself), not following a last
+ * symlink, with when the inode was made: its birth time (statx(2)
+ * STATX_BTIME: ext4, XFS, btrfs, tmpfs), else its ctime, which every change
+ * moves on (then a file the sandbox chmods before writing counts as made
+ * since the checkpoint: said in the README).  0 or -errno.
+ */
+static int stat_of(int dirfd, const char *name, struct stat *st, struct timespec *born)
+{
+	struct statx sx;
+	int flags = AT_SYMLINK_NOFOLLOW | (name[0] ? 0 : AT_EMPTY_PATH);
+	if (statx(dirfd, name, flags, STATX_BASIC_STATS | STATX_BTIME, &sx) != 0)
+		return -errno;
+	memset(st, 0, sizeof *st);
+	st->st_dev = makedev(sx.stx_dev_major, sx.stx_dev_minor);
+	st->st_ino = sx.stx_ino;
+	st->st_mode = sx.stx_mode;
+	st->st_nlink = sx.stx_nlink;
+	st->st_uid = sx.stx_uid;
+	st->st_gid = sx.stx_gid;
+	st->st_size = (off_t)sx.stx_size;
+	st->st_mtim = (struct timespec){ sx.stx_mtime.tv_sec, sx.stx_mtime.tv_nsec };
+	st->st_ctim = (struct timespec){ sx.stx_ctime.tv_sec, sx.stx_ctime.tv_nsec };
+	*born = (sx.stx_mask & STATX_BTIME) ? (struct timespec){ sx.stx_btime.tv_sec, sx.stx_btime.tv_nsec }
+					    : st->st_ctim;
+	return 0;
+}
 
 /* The caller's view of a path: absolute, from its cwd or dirfd.  0 or -errno. */
 static int caller_abs(pid_t pid, int dirfd, const char *path, char *out, size_t cap)
@@ -623,7 +653,7 @@ static int resolve(struct checkpoint *c, pid_t pid, int dirfd, uint64_t path_add
 		int fd = open(alt, O_PATH | O_CLOEXEC | (follow ? 0 : O_NOFOLLOW));
 		if (fd < 0)
 			return errno == ENOENT ? 0 : -errno;
-		if (fstat(fd, &t->st) == 0 && t->st.st_dev == c->wsdev)
+		if (stat_of(fd, "", &t->st, &t->born) == 0 && t->st.st_dev == c->wsdev)
 			t->exists = t->in_ws = host_name(c, fd, &t->st, t);
 		close(fd);
 		return 0;
@@ -659,7 +689,7 @@ static int resolve(struct checkpoint *c, pid_t pid, int dirfd, uint64_t path_add
 	int e = errno;
 	if (fd >= 0) {
 		close(pfd);
-		if (fstat(fd, &t->st) == 0 && t->st.st_dev == c->wsdev)
+		if (stat_of(fd, "", &t->st, &t->born) == 0 && t->st.st_dev == c->wsdev)
 			t->exists = t->in_ws = host_name(c, fd, &t->st, t);
 		close(fd);
 		return 0;
@@ -754,6 +784,8 @@ static int copy_into(struct checkpoint *c, const struct target *t, const char *n
 		left -= n;
 	}
 	close(src);
+	if (!r && fchmod(dst, st.st_mode & 07777) != 0)
+		r = -errno; /* the object as the file was: its mode too */
 	if (close(dst) != 0 && !r)
 		r = -errno;
 	if (r)
@@ -775,8 +807,8 @@ static int save(struct checkpoint *c, const struct target *t, int how)
 	struct ino_slot *s = ino_find(c, t->st.st_dev, t->st.st_ino, false);
 	if (s && (s->state == SAVED_COPY || how == SAVED_LINK))
 		return 0; /* its content, as it was, is in the store */
-	if (!s && !ts_le(&t->st.st_ctim, &c->t))
-		return 0; /* changed since the checkpoint: not the checkpoint's content */
+	if (!s && !ts_le(&t->born, &c->t))
+		return 0; /* made since the checkpoint: not the checkpoint's */
 	if (lnk && how == SAVED_COPY)
 		return 0; /* a symlink's target is never written through its name */
 	char name[32], head[128];
@@ -878,7 +910,7 @@ static int save_tree(struct checkpoint *c, const struct target *t, int depth)
 		    snprintf(sub->rel, sizeof sub->rel, "%s/%s", t->rel, e->d_name) >=
 			    (int)sizeof sub->rel)
 			continue;
-		if (fstatat(dfd, e->d_name, &sub->st, AT_SYMLINK_NOFOLLOW) != 0)
+		if (stat_of(dfd, e->d_name, &sub->st, &sub->born) != 0)
 			continue;
 		sub->exists = sub->in_ws = true;
 		r = S_ISDIR(sub->st.st_mode) ? save_tree(c, sub, depth + 1) : save(c, sub, SAVED_LINK);

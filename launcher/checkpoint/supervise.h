@@ -21,9 +21,9 @@
  * while the caller waits, and a second thread of the caller could swap a
  * directory in between (seccomp_unotify(2) warns of this; a deliberate race,
  * not an accident, could then destroy a file unsaved); a file the user
- * changed from outside during the session before the sandbox destroyed it is
- * not saved (its ctime is newer than the checkpoint's); metadata changes
- * alone (chmod, utimes) are not saved; two hard links to one inode are saved
+ * made from outside during the session is not saved (it was not there at the
+ * checkpoint); metadata changes alone (chmod, utimes) are not saved, and a
+ * saved file's mode is the one it had when saved; two hard links to one inode are saved
  * under the first name destroyed.
  */
 #ifndef AIRLOCK_CHECKPOINT_SUPERVISE_H
