@@ -9,7 +9,7 @@
  * destroy a workspace file waits while the worker resolves its path as the
  * caller sees it (/proc/PID/root, openat2(2) RESOLVE_IN_ROOT), finds the
  * file on the host, and saves it if it has not changed since the
- * checkpoint's time (ctime; store.h): a hard link into the store for a name
+ * checkpoint's time (its birth time; store.h): a hard link into the store for a name
  * about to go (unlink, the two ends of a rename), a copy for content about
  * to be overwritten (an open for writing or truncating, truncate(2)); then
  * the call goes on (SECCOMP_USER_NOTIF_FLAG_CONTINUE).  What the call
