@@ -10,6 +10,7 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
+#include "launcher/checkpoint/catalog.h"
 #include "launcher/checkpoint/store.h"
 #include "launcher/checkpoint/supervise.h"
 #include "core/termtext.h"
@@ -418,8 +419,17 @@ static int prepare_checkpoint(struct run *r)
 		if (!r->checkpoint)
 			snprintf(why, sizeof why, "%s", err);
 	}
-	if (r->checkpoint)
+	if (r->checkpoint) {
+		/* the retention rule (checkpoint.keep, keep_days), once the new store holds its lock */
+		char *root = store_root(r->src.home);
+		const struct policy_checkpoint *pc = &r->src.policy->checkpoint;
+		if (root && checkpoint_prune(root, pc->keep > UINT_MAX ? UINT_MAX : (unsigned)pc->keep,
+					     pc->keep_days > UINT_MAX ? UINT_MAX : (unsigned)pc->keep_days,
+					     err, sizeof err) < 0)
+			airlock_err("run: warning: cannot remove old checkpoints: %s", err);
+		free(root);
 		return -1;
+	}
 	snprintf(r->checkpoint_off, sizeof r->checkpoint_off, "off: %s", why);
 	if (required) {
 		airlock_err("run: cannot take the workspace's checkpoint, which is required "
