@@ -10,8 +10,9 @@
  * the call go on, the worker saves the file it would destroy, once per file,
  * and only a file that existed at the checkpoint's time (its inode's birth
  * time, statx(2) STATX_BTIME, is at or before `started`; on a file system
- * without birth times its ctime; neither can be set from user space): a name about to go away is kept by a hard link (no
- * data copied), content about to be overwritten is copied first.  What the
+ * without birth times its ctime; neither can be set from user space): a
+ * name about to go away is kept by a hard link (no data copied), content
+ * about to be overwritten is copied first.  What the
  * sandbox creates is written down, so `airlock undo` can remove it.
  *
  * The store, STATE/checkpoints/SESSION/ (STATE: $XDG_STATE_HOME/airlock,
