@@ -257,7 +257,8 @@ expect "ps --all: exit 0" 0 ps --all
 has "ps --all: lists the checkpoints" out "$ID2"
 printf '%s\n' '{"id":"1","timestamp":"2026-11-30T01:00:00.000Z","session_id":"'"$ID1"'","source":"launcher","pid":9,"event":"session_start","program":"/bin/sh","workspace":"'"$W1"'"}' >"$TMP/log.jsonl"
 expect "log --summary: exit 0" 0 log --summary "$TMP/log.jsonl"
-has "log --summary: the checkpoint line" out "checkpoint 18 saved, 18 created, \`airlock diff $ID1\`"
+# (the counts vary with git's racy-clean rewrites: a number, not a fixed one)
+has_re "log --summary: the checkpoint line" out "^  checkpoint +[0-9]+ saved, [0-9]+ created, \`airlock diff $ID1\`\$"
 expect "--forget by prefix" 0 undo --forget 3333
 [ ! -e "$ROOT/$ID3" ] && pass "--forget: the store is gone" || fail "--forget: the store is gone"
 expect "--forget --all" 0 undo --forget --all
