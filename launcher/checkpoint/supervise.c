@@ -60,7 +60,7 @@ struct ino_slot {
 };
 
 /* A set of workspace-relative paths the journal names, with flags. */
-enum { PATH_CREATED = 1, PATH_NAMED = 2 };
+enum { PATH_CREATED = 1, PATH_NAMED = 2, PATH_SAVED = 4 };
 struct path_slot {
 	char *path; /* NULL: empty */
 	int flags;
@@ -91,6 +91,7 @@ struct checkpoint {
 	size_t nignored;
 	char *ignored_buf;
 	bool git_done;     /* git_prepare() ran */
+	bool host_loaded;  /* the launcher's side: host_load() ran */
 	struct target *targets; /* two, for answer() */
 	int root_fd;       /* /proc/root_pid/root, or -1 (root_of()) */
 	pid_t root_pid;
@@ -1138,7 +1139,7 @@ static void answer(struct checkpoint *c, int listener, struct seccomp_notif *req
 static void end_records(struct checkpoint *c)
 {
 	for (size_t i = 0; i < c->cap_paths; i++) {
-		if (!c->paths[i].path)
+		if (!c->paths[i].path || !(c->paths[i].flags & PATH_NAMED))
 			continue;
 		char host[PATH_MAX], head[160];
 		struct stat st;
@@ -1497,6 +1498,11 @@ int checkpoint_serve(struct checkpoint *c)
 	}
 }
 
+struct checkpoint_stats checkpoint_stats(const struct checkpoint *c)
+{
+	return c ? c->st : (struct checkpoint_stats){ 0 };
+}
+
 int checkpoint_end(struct checkpoint *c, int status, struct checkpoint_stats *st)
 {
 	if (!c)
@@ -1531,6 +1537,95 @@ int checkpoint_end(struct checkpoint *c, int status, struct checkpoint_stats *st
 	if (st)
 		*st = c->st;
 	return r ? r : m;
+}
+
+/* ---- changes the launcher itself makes (the session copies applied) -------------------- */
+
+/* The journal's saved and created paths, and the next object's number, read once after the worker ended. */
+static void host_load(struct checkpoint *c)
+{
+	if (c->host_loaded)
+		return;
+	c->host_loaded = true;
+	size_t len = 0;
+	char *buf = slurp(c->dirfd, "journal", &len);
+	for (char *line = buf; line && *line;) {
+		char *nl = strchr(line, '\n');
+		if (!nl)
+			break;
+		*nl = '\0';
+		char *f[8];
+		int n = store_split(line, f, 8);
+		struct path_slot *sl;
+		if (n == 7 && strcmp(f[0], "save") == 0 && (sl = path_find(c, f[6], true)))
+			sl->flags |= PATH_SAVED;
+		if (n == 3 && strcmp(f[0], "create") == 0 && (sl = path_find(c, f[2], true)))
+			sl->flags |= PATH_CREATED;
+		line = nl + 1;
+	}
+	free(buf);
+	/* every path named so far already has its end record: only the launcher's get new ones */
+	for (size_t i = 0; i < c->cap_paths; i++)
+		if (c->paths[i].path)
+			c->paths[i].flags &= ~PATH_NAMED;
+	DIR *d = fdopendir(openat(c->dirfd, "objects", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+	struct dirent *e;
+	while (d && (e = readdir(d))) {
+		char *end;
+		unsigned long k = strtoul(e->d_name, &end, 10);
+		if (!*end && e->d_name[0] != '.' && k >= c->next_obj)
+			c->next_obj = k + 1;
+	}
+	if (d)
+		closedir(d);
+	char probe[8];
+	if (c->git && store_meta_get(c->dirfd, "version", probe, sizeof probe) == 0 &&
+	    faccessat(c->dirfd, "refs", F_OK, 0) != 0)
+		git_refs(c); /* the sandbox changed no file of the workspace itself: the refs are as at start */
+	c->git_done = true; /* the ignored list, if any, is the worker's: everything else is covered */
+}
+
+int checkpoint_host_change(struct checkpoint *c, const char *host_path)
+{
+	if (!c || c->worker > 0 || !host_path)
+		return c && c->worker > 0 ? -EBUSY : 0;
+	host_load(c);
+	struct target *t = calloc(1, sizeof *t);
+	if (!t)
+		return -ENOMEM;
+	int r = 0;
+	t->pfd = -1;
+	size_t n = strlen(host_path);
+	if (n >= sizeof t->host || strncmp(host_path, c->ws, c->wslen) != 0 || host_path[c->wslen] != '/')
+		goto out; /* not the workspace's (home's agent state): not the checkpoint's */
+	memcpy(t->host, host_path, n + 1);
+	snprintf(t->rel, sizeof t->rel, "%s", host_path + c->wslen + 1);
+	t->in_ws = true;
+	struct path_slot *sl = path_find(c, t->rel, false);
+	if (sl && (sl->flags & (PATH_SAVED | PATH_CREATED)))
+		goto out;
+	t->exists = stat_of(AT_FDCWD, t->host, &t->st, &t->born) == 0;
+	if (!t->exists) {
+		r = created(c, t, "file");
+	} else if (S_ISDIR(t->st.st_mode)) {
+		r = save_tree(c, t, 0);
+	} else {
+		/* born after the checkpoint: made in the session by this same route; else its bytes */
+		bool ours = !ts_le(&t->born, &c->t);
+		r = ours ? 0 : save(c, t, SAVED_COPY);
+		if (!r && !ours && (sl = path_find(c, t->rel, true)))
+			sl->flags |= PATH_SAVED;
+	}
+out:
+	free(t);
+	return r;
+}
+
+void checkpoint_host_done(struct checkpoint *c)
+{
+	if (!c || c->worker > 0 || !c->host_loaded)
+		return;
+	end_records(c); /* of the paths named since host_load(): the launcher's */
 }
 
 void checkpoint_free(struct checkpoint *c)

@@ -115,6 +115,23 @@ int checkpoint_serve(struct checkpoint *c);
  */
 int checkpoint_end(struct checkpoint *c, int status, struct checkpoint_stats *st);
 
+/*
+ * After checkpoint_end(): the launcher itself is about to change, replace,
+ * delete or make host_path (absolute): the session copies applied back
+ * (launcher/sandbox/copies.h copies_set_host_hook()).  A file of the
+ * checkpoint's is saved as a copy first (once), a path that does not exist
+ * yet is journalled as created; paths outside the workspace are not the
+ * checkpoint's.  0 or -errno (the caller goes on: the change was the
+ * sandbox's to make; an error is the store's).
+ */
+int checkpoint_host_change(struct checkpoint *c, const char *host_path);
+
+/* After the launcher's changes: the "end" records of the paths checkpoint_host_change() named. */
+void checkpoint_host_done(struct checkpoint *c);
+
+/* The counts so far: the worker's (as of its last news) and the launcher's own saves. */
+struct checkpoint_stats checkpoint_stats(const struct checkpoint *c);
+
 /* Stops a worker still running and frees c.  Accepts NULL. */
 void checkpoint_free(struct checkpoint *c);
 

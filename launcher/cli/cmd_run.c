@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <limits.h>
 #include <linux/close_range.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -18,6 +19,7 @@
 #include "launcher/cli/run_log.h"
 #include "launcher/log/audit.h"
 #include "launcher/sandbox/agent_tty.h"
+#include "launcher/sandbox/copies.h"
 #include "launcher/sandbox/env.h"
 #include "proxy/proxy.h"
 
@@ -205,17 +207,41 @@ static int start_session(struct run *r, sigset_t *old)
 	return 0;
 }
 
-/*
- * The checkpoint's end: its worker writes what the sandbox left, meta the
- * end; the log and the user hear what `airlock diff` / `undo` have.
- */
-static void end_checkpoint(struct run *r, int st)
+/* The session copies about to change a host path: the checkpoint saves it first. */
+static void checkpoint_host(void *ctx, const char *host_path)
 {
-	struct checkpoint_stats cs = { 0 };
+	struct run *r = ctx;
+	int e = checkpoint_host_change(r->checkpoint, host_path);
+	if (e < 0) {
+		char msg[PATH_MAX + 160];
+		snprintf(msg, sizeof msg, "checkpoint: could not save %s before applying the session's "
+			 "copy of it: %s; `airlock undo` cannot put it back", host_path, strerror(-e));
+		(void)audit_launcher_note(r->log, getpid(), NULL, msg);
+	}
+}
+
+/*
+ * The checkpoint's end, before the session copies are applied: its worker
+ * writes what the sandbox left; what the copies then change on the host is
+ * saved by the launcher (checkpoint_host()).  0, or -errno from the worker.
+ */
+static int end_checkpoint(struct run *r, int st)
+{
+	if (!r->checkpoint)
+		return 0;
+	int e = checkpoint_end(r->checkpoint, st, NULL);
+	copies_set_host_hook(r->copies, checkpoint_host, r);
+	return e;
+}
+
+/* After the copies: their paths' end records; the log and the user hear what `airlock diff` / `undo` have. */
+static void said_checkpoint(struct run *r, int e)
+{
 	char msg[512];
 	if (!r->checkpoint)
 		return;
-	int e = checkpoint_end(r->checkpoint, st, &cs);
+	checkpoint_host_done(r->checkpoint);
+	struct checkpoint_stats cs = checkpoint_stats(r->checkpoint);
 	const char *id = r->session.id;
 	if (e < 0)
 		snprintf(msg, sizeof msg, "checkpoint %s: its end could not be written (%s): `airlock "
@@ -241,9 +267,11 @@ static int end_session(struct run *r, int st)
 	approve_drain_agent(r->approvals);
 	approve_end(r->approvals); /* logged before the session's end, not after */
 	hub_flush(&r->hub);
-	/* the sandbox is gone: the session copies are applied or kept aside, logged before the end */
+	/* the sandbox is gone: the checkpoint's end, then the session copies are applied or kept
+	   aside (what they change on the host saved first), logged before the end */
+	int ce = end_checkpoint(r, st);
 	copies_finish(r->copies, r->log, NULL);
-	end_checkpoint(r, st);
+	said_checkpoint(r, ce);
 	int lost = audit_error(r->log);
 	if (lost < 0)
 		st = RUN_EXIT_FAILED; /* whatever the agent's status: its record is not whole */

@@ -166,6 +166,8 @@ struct copies {
 	size_t msglen;
 	FILE *msgf;
 	bool said_header;
+	copies_host_fn host_hook; /* told before each host path copies_finish() changes, or NULL */
+	void *host_ctx;
 };
 
 static int failf(char *err, size_t errlen, int e, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
@@ -394,6 +396,21 @@ static int write_text(const char *path, const char *text)
 	int r = write(fd, text, n) == (ssize_t)n ? 0 : -EIO;
 	close(fd);
 	return r;
+}
+
+/* Tells the hook (the checkpoint) that copies_finish() is about to change or make the host path. */
+static void host_touch(struct copies *c, const char *host)
+{
+	if (c && c->host_hook && host)
+		c->host_hook(c->host_ctx, host);
+}
+
+void copies_set_host_hook(struct copies *c, copies_host_fn fn, void *ctx)
+{
+	if (c) {
+		c->host_hook = fn;
+		c->host_ctx = ctx;
+	}
 }
 
 /* Replaces dst by a copy of src through a temporary file and rename(2) (the host's, no mount on it now).  0 or -errno. */
@@ -1125,6 +1142,7 @@ static void apply_note(struct copies *c, const struct item *it, const char *rel,
 	if (slash)
 		*slash = '\0';
 	int r = mkdir_p(parent);
+	host_touch(c, host);
 	if (!r)
 		r = install(src, host);
 	if (r) {
@@ -1207,7 +1225,7 @@ static void deletions(struct copies *c, const char *work, const char *snap, cons
 				note(c, AUDIT_KEPT_ASIDE, h, NULL, "deleted in the session; not applied, "
 				     "the launch version stays (git cannot use a repository without it)");
 			else if (apply && (!may || may(n)) && kind_of(s, &st) == 1 && same(h, s) &&
-				 unlink(h) == 0)
+				 (host_touch(c, h), unlink(h) == 0))
 				note(c, AUDIT_COPY_APPLIED, h, NULL, "deleted in the session; deleted");
 			else
 				note(c, AUDIT_KEPT_ASIDE, h, NULL, "deleted in the session; left on the host");
@@ -1287,7 +1305,7 @@ static void merge_new(struct copies *c, const struct item *it, const char *rel, 
 			int kw = kind_of(w, &st), kh = kind_of(h, &st);
 			if (kw == 3 && (kh == 3 || kh == 0))
 				merge_new(c, it, r, w, h, copied);
-			else if (kw == 1 && kh == 0 && copy_tree(w, h) == 0)
+			else if (kw == 1 && kh == 0 && (host_touch(c, h), copy_tree(w, h) == 0))
 				(*copied)++;
 			else if (!same(w, h))
 				keep_note(c, it, r, w, h, "made in the session; the host has another");
@@ -1561,7 +1579,7 @@ static void git_config_finish(struct copies *c, const struct item *it, const cha
 					char *k = joinf("%s (changed on the host meanwhile)", key);
 					list_add(&kept, k ? k : key);
 					free(k);
-				} else if (git_set(host, key, w, nw) == 0) {
+				} else if ((host_touch(c, host), git_set(host, key, w, nw) == 0)) {
 					list_add(&applied, key);
 				} else {
 					list_add(&kept, key);
@@ -1682,7 +1700,7 @@ static void json_finish(struct copies *c, const struct item *it)
 			 "(the session's whole file kept)", touched);
 		keep_note(c, it, NULL, it->work, it->host, what);
 		if (tmp && json_object_to_file_ext(tmp, w, JSON_C_TO_STRING_PRETTY) == 0 &&
-		    install(tmp, it->host) == 0)
+		    (host_touch(c, it->host), install(tmp, it->host) == 0))
 			note(c, AUDIT_COPY_APPLIED, it->host, NULL, "the other changes applied");
 		if (tmp)
 			unlink(tmp);
@@ -1860,6 +1878,7 @@ static void top_finish(struct copies *c, const struct item *it)
 		}
 		char *k = keep(c, it, n, host);
 		const char *what;
+		host_touch(c, host);
 		if (t && t->snap && install(snap, host) == 0)
 			what = "a script changed in the session; its launch version put back";
 		else if (unlink(host) == 0)
@@ -2125,6 +2144,7 @@ static void nested_aside(struct copies *c, const char *rel, const char *host, co
 {
 	char *k = keep(c, &nested_item, rel, host);
 	const char *what;
+	host_touch(c, host);
 	if (snap && install(snap, host) == 0)
 		what = "changed in the session; its launch version put back";
 	else if (unlink(host) == 0)

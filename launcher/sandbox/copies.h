@@ -222,4 +222,15 @@ int copies_no_sandbox_rules(struct policy *p, const struct copy_spec *extra, siz
  */
 void copies_free(struct copies *c);
 
+/*
+ * Told with each host path copies_finish() is about to change, replace,
+ * delete or make (absolute), before it does: the workspace's checkpoint
+ * (launcher/checkpoint/supervise.h) saves it, as it saves what the sandbox
+ * changes itself.
+ */
+typedef void (*copies_host_fn)(void *ctx, const char *host_path);
+
+/* Sets the hook (NULL: none) for the next copies_finish(). */
+void copies_set_host_hook(struct copies *c, copies_host_fn fn, void *ctx);
+
 #endif
