@@ -28,8 +28,9 @@
  *                              O_CREAT 0644, open without O_CREAT with setid bits in the ignored
  *                              mode); one "NAME OK" / "NAME ERR ENAME" line each; openat2 last
  *
- * The destroyers of the undo cases (tests/run/undo.sh): each prints "NAME OK n=COUNT" (how many
- * names or files it destroyed) or "NAME ERR ENAME" at the first failure, and exits 0 either way.
+ * The destroyers of the undo cases (tests/run/undo.sh) go on past what they cannot destroy (as
+ * rm -rf does: a mount point is EBUSY) and print "NAME OK n=COUNT" (how many names or files they
+ * destroyed), or "NAME ERR ENAME n=COUNT" with the first error; exit 0 either way.
  *   probe rmtree DIR...        removes each DIR's content and DIR itself, depth first, with
  *                              opendir/readdir/unlinkat (libc, as rm -r does); "." empties the
  *                              working directory (it cannot remove itself: EINVAL, not counted)
@@ -336,82 +337,102 @@ struct dirent64_raw {
 };
 
 static long destroyed;
+static int first_err; /* the first errno a destroyer met (it goes on, as rm -rf does) */
 
-/* Empties the directory open at dfd (closed here), depth first; libc or raw syscalls. */
-static int empty_dir(int dfd, bool raw)
+static void note_err(void)
+{
+	if (!first_err)
+		first_err = errno;
+}
+
+/* Empties the directory open at dfd (closed here), depth first, going on past what it cannot
+ * remove (a mount point: EBUSY); libc or raw syscalls. */
+static void empty_dir(int dfd, bool raw)
 {
 	if (!raw) {
 		DIR *d = fdopendir(dfd);
 		if (!d) {
+			note_err();
 			close(dfd);
-			return -1;
+			return;
 		}
 		/* passes until one removes nothing: readdir may skip entries while the directory
 		 * changes under it */
-		int rc = 0;
-		for (long before = -1; rc == 0 && before != destroyed;) {
+		for (long before = -1; before != destroyed;) {
 			before = destroyed;
 			rewinddir(d);
 			struct dirent *e;
-			while (rc == 0 && (e = readdir(d)) != NULL) {
+			while ((e = readdir(d)) != NULL) {
 				if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
 					continue;
 				if (e->d_type == DT_DIR) {
 					int sub = openat(dfd, e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-					if (sub < 0 || empty_dir(sub, false) < 0 || unlinkat(dfd, e->d_name, AT_REMOVEDIR) < 0)
-						rc = -1;
+					if (sub < 0) {
+						note_err();
+						continue;
+					}
+					empty_dir(sub, false);
+					if (unlinkat(dfd, e->d_name, AT_REMOVEDIR) < 0) {
+						note_err();
+						continue;
+					}
 				} else if (unlinkat(dfd, e->d_name, 0) < 0) {
-					rc = -1;
+					note_err();
+					continue;
 				}
-				if (rc == 0)
-					destroyed++;
+				destroyed++;
 			}
 		}
-		int e2 = errno;
 		closedir(d);
-		errno = e2;
-		return rc;
+		return;
 	}
-	/* raw: read the whole listing first (entries removed while listing may be skipped) */
+	/* raw: after a listing that removed something, list again from the start (the offsets
+	 * changed under it), until one removes nothing */
 	char buf[32768];
-	for (;;) {
-		long n = syscall(SYS_getdents64, dfd, buf, sizeof buf);
+	bool any = true;
+	while (any) {
+		any = false;
+		syscall(SYS_lseek, dfd, 0, SEEK_SET);
+		long n;
+		while ((n = syscall(SYS_getdents64, dfd, buf, sizeof buf)) > 0) {
+			for (long off = 0; off < n;) {
+				struct dirent64_raw *e = (struct dirent64_raw *)(buf + off);
+				off += e->d_reclen;
+				if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+					continue;
+				long r;
+				if (e->d_type == DT_DIR) {
+					long sub = syscall(SYS_openat, dfd, e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+					if (sub >= 0)
+						empty_dir((int)sub, true);
+					r = sub < 0 ? -1 : syscall(SYS_unlinkat, dfd, e->d_name, AT_REMOVEDIR);
+				} else {
+					r = syscall(SYS_unlinkat, dfd, e->d_name, 0);
+				}
+				if (r < 0) {
+					note_err();
+					continue;
+				}
+				destroyed++;
+				any = true;
+			}
+		}
 		if (n < 0) {
-			int e = errno;
-			syscall(SYS_close, dfd);
-			errno = e;
-			return -1;
-		}
-		if (n == 0)
+			note_err();
 			break;
-		bool any = false;
-		for (long off = 0; off < n;) {
-			struct dirent64_raw *e = (struct dirent64_raw *)(buf + off);
-			off += e->d_reclen;
-			if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
-				continue;
-			long r;
-			if (e->d_type == DT_DIR) {
-				long sub = syscall(SYS_openat, dfd, e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-				r = sub < 0 ? -1 : empty_dir((int)sub, true);
-				if (r == 0)
-					r = syscall(SYS_unlinkat, dfd, e->d_name, AT_REMOVEDIR);
-			} else {
-				r = syscall(SYS_unlinkat, dfd, e->d_name, 0);
-			}
-			if (r < 0) {
-				int er = errno;
-				syscall(SYS_close, dfd);
-				errno = er;
-				return -1;
-			}
-			destroyed++;
-			any = true;
 		}
-		if (any) /* the directory changed under the offset: start over */
-			syscall(SYS_lseek, dfd, 0, SEEK_SET);
 	}
 	syscall(SYS_close, dfd);
+}
+
+/* The destroyers' report: "NAME OK n=COUNT", or "NAME ERR ENAME n=COUNT" when something could
+ * not be destroyed (the rest was). */
+static int report(const char *what, long n)
+{
+	if (first_err)
+		printf("%s ERR %s n=%ld\n", what, ename(first_err), n);
+	else
+		printf("%s OK n=%ld\n", what, n);
 	return 0;
 }
 
@@ -421,59 +442,71 @@ static int do_rmtree(const char *what, char **dirs, int n, bool raw)
 	for (int i = 0; i < n; i++) {
 		long fd = raw ? syscall(SYS_openat, AT_FDCWD, dirs[i], O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
 			      : open(dirs[i], O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-		if (fd < 0 || empty_dir((int)fd, raw) < 0)
-			return result(what, -1, errno);
+		if (fd < 0) {
+			note_err();
+			continue;
+		}
+		empty_dir((int)fd, raw);
 		if (!strcmp(dirs[i], "."))
 			continue;
 		long r = raw ? syscall(SYS_unlinkat, AT_FDCWD, dirs[i], AT_REMOVEDIR) : rmdir(dirs[i]);
 		if (r < 0)
-			return result(what, -1, errno);
-		destroyed++;
+			note_err();
+		else
+			destroyed++;
 	}
-	printf("%s OK n=%ld\n", what, destroyed);
-	return 0;
+	return report(what, destroyed);
 }
 
 static int do_trunc(const char *what, char **files, int n, bool raw)
 {
 	static const char junk[] = "garbage\n";
+	long done = 0;
 	for (int i = 0; i < n; i++) {
 		long fd = raw ? syscall(SYS_openat, AT_FDCWD, files[i], O_WRONLY | O_TRUNC | O_CLOEXEC)
 			      : open(files[i], O_WRONLY | O_TRUNC | O_CLOEXEC);
-		if (fd < 0)
-			return result(what, -1, errno);
+		if (fd < 0) {
+			note_err();
+			continue;
+		}
 		long w = raw ? syscall(SYS_write, fd, junk, sizeof junk - 1) : write((int)fd, junk, sizeof junk - 1);
 		if (w < 0)
-			return result(what, -1, errno);
+			note_err();
+		else
+			done++;
 		raw ? syscall(SYS_close, fd) : close((int)fd);
 	}
-	printf("%s OK n=%d\n", what, n);
-	return 0;
+	return report(what, done);
 }
 
 static int do_clobber(const char *what, char **files, int n, bool raw)
 {
 	static const char junk[] = "CLOBBERED";
+	long done = 0;
 	for (int i = 0; i < n; i++) {
 		struct stat st;
-		if (stat(files[i], &st) < 0)
-			return result(what, -1, errno);
+		if (stat(files[i], &st) < 0) {
+			note_err();
+			continue;
+		}
 		mode_t m = (st.st_mode & 07777) | S_IWUSR;
 		long r = raw ? syscall(SYS_fchmodat, AT_FDCWD, files[i], m) : chmod(files[i], m);
-		if (r < 0)
-			return result(what, -1, errno);
-		long fd = raw ? syscall(SYS_openat, AT_FDCWD, files[i], O_WRONLY | O_CLOEXEC)
-			      : open(files[i], O_WRONLY | O_CLOEXEC);
-		if (fd < 0)
-			return result(what, -1, errno);
+		long fd = r < 0 ? -1
+				: raw ? syscall(SYS_openat, AT_FDCWD, files[i], O_WRONLY | O_CLOEXEC)
+				      : open(files[i], O_WRONLY | O_CLOEXEC);
+		if (fd < 0) {
+			note_err();
+			continue;
+		}
 		size_t len = (size_t)st.st_size < sizeof junk - 1 ? (size_t)st.st_size : sizeof junk - 1;
 		long w = raw ? syscall(SYS_pwrite64, fd, junk, len, 0) : pwrite((int)fd, junk, len, 0);
 		if (w < 0)
-			return result(what, -1, errno);
+			note_err();
+		else
+			done++;
 		raw ? syscall(SYS_close, fd) : close((int)fd);
 	}
-	printf("%s OK n=%d\n", what, n);
-	return 0;
+	return report(what, done);
 }
 
 static void *thread_main(void *arg)
