@@ -110,7 +110,8 @@ $(BUILD)/airlock-preload.so: $(SHIM_OBJS)
 # The Landlock helper bwrap runs before the agent (landlock/airlock-landlock.c): static, so
 # that no loader, library or LD_PRELOAD runs before its ruleset; no sanitizers (they need the
 # loader).
-$(BUILD)/airlock-landlock: landlock/airlock-landlock.c launcher/sandbox/landlock.h
+$(BUILD)/airlock-landlock: landlock/airlock-landlock.c launcher/sandbox/landlock.h \
+		launcher/checkpoint/filter.h
 	@mkdir -p $(dir $@)
 	$(CC) -std=gnu11 -O2 $(WARN) -D_GNU_SOURCE -I. -static -o $@ $< $(LDFLAGS)
 

@@ -2,7 +2,7 @@
  * airlock-landlock.c — the Landlock layer: a small static program bubblewrap
  * runs inside the sandbox just before the agent,
  *
- *     airlock-landlock [--abi N] [-r DIR]... [-w DIR]... -- PROGRAM [ARG...]
+ *     airlock-landlock [--abi N] [--notify FD] [-r DIR]... [-w DIR]... -- PROGRAM [ARG...]
  *
  * It restricts itself with a Landlock ruleset (read and execute beneath each
  * -r DIR, read, execute and write beneath each -w DIR, nothing else), then
@@ -20,6 +20,14 @@
  *
  * --abi N: apply exactly ABI N's rights (what the launcher recorded in the
  * audit log); the kernel must have N or more.  Without it: the kernel's ABI.
+ * --abi 0: no Landlock ruleset (the kernel has none); only --notify's part.
+ *
+ * --notify FD: first, the checkpoint's seccomp filter (checkpoint_filter.h):
+ * installed with SECCOMP_FILTER_FLAG_NEW_LISTENER, its listener descriptor
+ * sent over the unix socket FD (SCM_RIGHTS, unix(7)) to the launcher's
+ * checkpoint worker, FD closed.  Every call of the agent's that can destroy
+ * a workspace file then waits for the worker, which saves the file first
+ * (launcher/checkpoint/supervise.h).
  *
  * Exit status: PROGRAM's (execve); 125 when the ruleset cannot be applied
  * (no Landlock, a DIR that cannot be opened, a refused syscall): fail
@@ -34,12 +42,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/seccomp.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "launcher/sandbox/landlock.h" /* LANDLOCK_ABI_KNOWN, shared with the launcher */
+#include "launcher/checkpoint/filter.h" /* the checkpoint's seccomp filter, shared with tests */
+#include "launcher/sandbox/landlock.h"   /* LANDLOCK_ABI_KNOWN, shared with the launcher */
 
 /* The uapi's constants after ABI 2 (Linux 6.1's header stops there). */
 #ifndef LANDLOCK_ACCESS_FS_TRUNCATE
@@ -215,23 +226,65 @@ static void add_stdio(int ruleset, uint64_t handled)
 
 static void usage(void)
 {
-	fputs("usage: airlock-landlock [--abi N] [-r DIR]... [-w DIR]... -- PROGRAM [ARG...]\n",
+	fputs("usage: airlock-landlock [--abi N] [--notify FD] [-r DIR]... [-w DIR]... -- PROGRAM "
+	      "[ARG...]\n",
 	      stderr);
 	exit(2);
 }
 
+/*
+ * The checkpoint's filter on this process and all it starts, its listener
+ * sent over sock and closed here (only the worker holds it: should the
+ * worker die, the calls it would answer fail with ENOSYS, seccomp_unotify(2)).
+ */
+static void notify_install(int sock)
+{
+	struct sock_filter code[CHECKPOINT_FILTER_MAX];
+	struct sock_fprog prog = { .len = (unsigned short)checkpoint_filter(code), .filter = code };
+	int listener = (int)syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER,
+				    SECCOMP_FILTER_FLAG_NEW_LISTENER, &prog);
+	if (listener < 0)
+		die(EXIT_FAILED, "cannot install the checkpoint's seccomp filter: %s; not running the agent",
+		    strerror(errno));
+	char one = 'L';
+	struct iovec iov = { &one, 1 };
+	union {
+		char buf[CMSG_SPACE(sizeof(int))];
+		struct cmsghdr align;
+	} u;
+	memset(&u, 0, sizeof u);
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf,
+			     .msg_controllen = sizeof u.buf };
+	struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
+	c->cmsg_level = SOL_SOCKET;
+	c->cmsg_type = SCM_RIGHTS;
+	c->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(c), &listener, sizeof(int));
+	ssize_t w;
+	while ((w = sendmsg(sock, &mh, MSG_NOSIGNAL)) < 0 && errno == EINTR)
+		;
+	if (w != 1)
+		die(EXIT_FAILED, "cannot hand the checkpoint's listener to the launcher: %s; not running "
+		    "the agent", w < 0 ? strerror(errno) : "short write");
+	close(listener);
+	close(sock);
+}
+
 int main(int argc, char **argv)
 {
-	int i = 1, want = 0;
+	int i = 1, want = -1, notify = -1;
 	for (; i < argc && strcmp(argv[i], "--") != 0; i += 2) {
 		if (i + 1 >= argc)
 			usage();
-		if (strcmp(argv[i], "--abi") == 0) {
+		if (strcmp(argv[i], "--abi") == 0 || strcmp(argv[i], "--notify") == 0) {
 			char *end;
 			long n = strtol(argv[i + 1], &end, 10);
-			if (*end || n < 1 || n > 1000)
-				die(2, "--abi: '%s' is not an ABI version", argv[i + 1]);
-			want = (int)n;
+			if (*end || n < 0 || n > 1000)
+				die(2, "%s: '%s' is not a number", argv[i], argv[i + 1]);
+			if (argv[i][2] == 'a')
+				want = (int)n;
+			else
+				notify = (int)n;
 		} else if (strcmp(argv[i], "-r") != 0 && strcmp(argv[i], "-w") != 0) {
 			usage();
 		}
@@ -239,6 +292,19 @@ int main(int argc, char **argv)
 	if (i >= argc - 1)
 		usage();
 	char **prog = argv + i + 1;
+	if (notify >= 0) {
+		/* the filter needs no_new_privs (bwrap sets it already) */
+		if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0)
+			die(EXIT_FAILED, "prctl(PR_SET_NO_NEW_PRIVS): %s; not running the agent",
+			    strerror(errno));
+		notify_install(notify);
+	}
+	if (want == 0) {
+		execvp(prog[0], prog);
+		die(errno == ENOENT ? 127 : 126, "%s: %s", prog[0], strerror(errno));
+	}
+	if (want < 0)
+		want = 0;
 
 	long kernel = syscall(SYS_landlock_create_ruleset, NULL, 0, LANDLOCK_CREATE_RULESET_VERSION);
 	if (kernel < 1)

@@ -28,11 +28,12 @@ enum top_key {
 	TOP_SANDBOX,
 	TOP_LIMITS,
 	TOP_PROFILE,
+	TOP_CHECKPOINT,
 	TOP_N
 };
 static const char *const top_keys[TOP_N] = {"version", "default", "ask_timeout", "deny",
 					    "ask",     "allow",   "sandbox",     "limits",
-					    "profile"};
+					    "profile", "checkpoint"};
 
 static int load_default(struct loader *ld, const struct node *n)
 {
@@ -262,6 +263,30 @@ static int load_limits(struct loader *ld, const struct node *n)
 	return 0;
 }
 
+/* `checkpoint:` — enabled, require, ignored (booleans), keep, keep_days (counts). */
+static int load_checkpoint(struct loader *ld, const struct node *n)
+{
+	static const char *const keys[] = { "enabled", "require", "ignored", "keep", "keep_days" };
+	struct policy_checkpoint *cp = &ld->p->checkpoint;
+	struct field f[5];
+	if (pl_is_null(n))
+		return 0;
+	if (n->kind != NODE_MAP)
+		return pl_fail(ld, n->pos, "'checkpoint' must be a mapping, got %s", pl_describe(n).s);
+	if (pl_collect(ld, n, keys, 5, f, "'checkpoint'"))
+		return -1;
+	if ((f[0].val && pl_get_bool(ld, "'checkpoint.enabled'", f[0].val, &cp->enabled)) ||
+	    (f[1].val && pl_get_bool(ld, "'checkpoint.require'", f[1].val, &cp->require)) ||
+	    (f[2].val && pl_get_bool(ld, "'checkpoint.ignored'", f[2].val, &cp->ignored)) ||
+	    (f[3].val && pl_get_uint(ld, "'checkpoint.keep'", f[3].val, &cp->keep)) ||
+	    (f[4].val && pl_get_uint(ld, "'checkpoint.keep_days'", f[4].val, &cp->keep_days)))
+		return -1;
+	if (cp->require && !cp->enabled)
+		return pl_fail(ld, f[1].val->pos, "'checkpoint.require' is true but 'checkpoint.enabled' is "
+			       "false");
+	return 0;
+}
+
 /*
  * `profile: NAME`: a word of lower-case letters, digits and '-'.  Which
  * names exist is the launcher's to say (it reports an unknown one at
@@ -325,6 +350,8 @@ static int load_root(struct loader *ld, const struct node *root)
 		return -1;
 	if (f[TOP_PROFILE].val && load_profile(ld, f[TOP_PROFILE].val))
 		return -1;
+	if (f[TOP_CHECKPOINT].val && load_checkpoint(ld, f[TOP_CHECKPOINT].val))
+		return -1;
 	return f[TOP_LIMITS].val ? load_limits(ld, f[TOP_LIMITS].val) : 0;
 }
 
@@ -346,6 +373,7 @@ static struct policy *policy_new(struct loader *ld, const char *name)
 	p->ask_timeout = 60;
 	p->sandbox.network = POLICY_NETWORK_PROXY;
 	p->sandbox.process_spawn = true;
+	p->checkpoint = (struct policy_checkpoint){ .enabled = true, .keep = 20, .keep_days = 14 };
 	return p;
 }
 

@@ -227,6 +227,18 @@ struct policy_limits {
 	uint64_t max_egress_bytes; /* bytes */
 };
 
+/*
+ * The `checkpoint:` section (launcher/checkpoint/supervise.h): the undo
+ * store of each session's workspace.  Absent: the values below.
+ */
+struct policy_checkpoint {
+	bool enabled;       /* `enabled`, true: take a checkpoint when the machine can */
+	bool require;       /* `require`, false: refuse to run when it cannot (--require-undo) */
+	bool ignored;       /* `ignored`, false: cover git-ignored paths too (node_modules/, build/) */
+	uint64_t keep;      /* `keep`, 20: ended checkpoints kept, newest first */
+	uint64_t keep_days; /* `keep_days`, 14: an ended checkpoint older than this is removed */
+};
+
 /* A whole policy as loaded and validated.  Create with policy_load_*(). */
 struct policy {
 	char *source;     /* owned; file name used in positions ("<default>" for the built-in one) */
@@ -237,6 +249,7 @@ struct policy {
 	size_t nrules;
 	struct policy_sandbox sandbox;
 	struct policy_limits limits;
+	struct policy_checkpoint checkpoint;
 	char *profile;                 /* owned; the `profile:` key as written (an agent profile's
 					  name, "none" or "auto"), NULL when absent; the launcher
 					  checks the name (launcher/profiles/profile.h) */

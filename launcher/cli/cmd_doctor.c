@@ -1,5 +1,6 @@
 /* cmd_doctor.c — `airlock doctor`: which sandbox layers this machine gives, and what `airlock run` will therefore enforce. */
 #include <errno.h>
+#include <limits.h>
 #include <fcntl.h>
 #include <grp.h>
 #include <linux/filter.h>
@@ -22,6 +23,8 @@
 #include <unistd.h>
 
 #include "launcher/cli/launcher.h"
+#include "launcher/checkpoint/store.h"
+#include "launcher/checkpoint/supervise.h"
 #include "launcher/sandbox/open_gate.h"
 #include "launcher/sandbox/backend.h"
 #include "launcher/sandbox/landlock.h"
@@ -73,6 +76,8 @@ struct findings {
 	bool landlock_helper;   /* airlock-landlock found */
 	bool cgroup2;
 	bool open_gate;         /* fanotify permission events (open_gate.h) */
+	bool checkpoint;        /* seccomp user notification + openat2 (launcher/checkpoint/supervise.h) */
+	char checkpoint_mode[16]; /* "link" or "copy": how the store keeps a name that goes */
 };
 
 static void set_detail(struct check *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -558,6 +563,42 @@ static void check_open_gate(struct check *c, struct findings *f)
 		   "(the shim still refuses it to the programs it is in)");
 }
 
+/* The workspace's checkpoint (airlock diff / undo): the kernel's side, and where the store is. */
+static void check_checkpoint(struct check *c, struct findings *f)
+{
+	char why[256];
+	c->what = "checkpoint";
+	f->checkpoint = checkpoint_probe(why, sizeof why) == 0;
+	if (!f->checkpoint) {
+		c->status = CHECK_WARN;
+		set_detail(c, "%s", why);
+		set_fix(c, "a newer kernel (5.6 or later): without it `airlock undo` has nothing to put "
+			   "back (run --require-undo refuses to start)");
+		return;
+	}
+	char *root = store_root(getenv("HOME"));
+	char cwd[PATH_MAX];
+	struct stat a, b;
+	char dir[PATH_MAX];
+	snprintf(dir, sizeof dir, "%s", root ? root : "");
+	/* the store's nearest existing ancestor: its file system */
+	while (dir[0] && stat(dir, &b) != 0) {
+		char *sl = strrchr(dir, '/');
+		if (!sl || sl == dir)
+			break;
+		*sl = '\0';
+	}
+	bool same = getcwd(cwd, sizeof cwd) && stat(cwd, &a) == 0 && stat(dir[0] ? dir : "/", &b) == 0 &&
+		    a.st_dev == b.st_dev;
+	snprintf(f->checkpoint_mode, sizeof f->checkpoint_mode, "%s", same ? "link" : "copy");
+	c->status = CHECK_OK;
+	set_detail(c, "seccomp user notification: files saved before the sandbox changes them, in %s "
+		   "(%s)", root ? root : "?",
+		   same ? "the current directory's file system: a name that goes is kept by a hard link"
+			: "another file system than the current directory's: files are copied");
+	free(root);
+}
+
 static void check_shim(struct check *c, struct findings *f)
 {
 	c->what = "shim";
@@ -610,6 +651,10 @@ static void print_enforcement(const struct findings *f)
 	       : !kernel	? "it is applied inside the kernel sandbox (none with --no-sandbox)"
 	       : f->landlock_abi ? "the helper is missing: run refuses to start (exit 125)"
 				 : "the kernel lacks it: run starts without it and logs that");
+	printf("  %-30s %-8s %s\n", "checkpoint (airlock undo)", kernel && f->checkpoint ? "yes" : "no",
+	       kernel && f->checkpoint
+		       ? "every process's changes to the workspace can be undone (airlock diff, undo)"
+		       : "nothing saved: airlock undo has nothing to put back");
 	printf("  %-30s %-8s %s\n", "limits (cgroup v2)", "not yet",
 	       f->cgroup2 ? "the kernel has it" : "cgroup v1 here");
 }
@@ -661,7 +706,7 @@ int cmd_doctor(int argc, char **argv)
 	if (parse_args(argc, argv, &given) < 0)
 		return AIRLOCK_EXIT_USAGE;
 	struct findings f = { 0 };
-	struct check checks[8];
+	struct check checks[9];
 	memset(checks, 0, sizeof checks);
 	check_bwrap(&checks[0], given, &f);
 	check_sandbox(&checks[1], &f);
@@ -671,6 +716,7 @@ int cmd_doctor(int argc, char **argv)
 	check_cgroup(&checks[5], &f);
 	check_shim(&checks[6], &f);
 	check_open_gate(&checks[7], &f);
+	check_checkpoint(&checks[8], &f);
 	size_t n = sizeof checks / sizeof checks[0];
 	print_checks(checks, n);
 	print_enforcement(&f);

@@ -13,6 +13,7 @@
 
 #include "launcher/approvals/approve.h"
 #include "launcher/approvals/control.h"
+#include "launcher/checkpoint/supervise.h"
 #include "launcher/cli/run.h"
 #include "launcher/cli/run_log.h"
 #include "launcher/log/audit.h"
@@ -52,6 +53,9 @@ const char cmd_run_usage[] =
 	"  --no-sandbox       no kernel sandbox: the shim and the log only (says so in the log)\n"
 	"  --profile NAME     the agent profile: claude, codex, gemini, aider, none, or auto\n"
 	"                     (default: the policy's profile: key, else detected from PROGRAM)\n"
+	"  --require-undo     refuse to run when the workspace's checkpoint cannot be taken\n"
+	"                     (`airlock undo` would have nothing to put back)\n"
+	"  --no-checkpoint    take no checkpoint of the workspace (no `airlock undo`)\n"
 	"  -h, --help         this help\n"
 	"\n"
 	"Only the policy's sandbox.env_passthrough variables (HOME, USER, LOGNAME, TERM,\n"
@@ -70,7 +74,8 @@ const char cmd_run_usage[] =
 	"found; 2 for a malformed policy or command line.\n";
 
 enum { OPT_POLICY = 256, OPT_WORKSPACE, OPT_HEADLESS, OPT_DEFAULT_ALLOW, OPT_NO_SANDBOX,
-       OPT_BWRAP, OPT_LOG, OPT_TRACE, OPT_ENV, OPT_NO_TUI, OPT_PROFILE };
+       OPT_BWRAP, OPT_LOG, OPT_TRACE, OPT_ENV, OPT_NO_TUI, OPT_PROFILE,
+       OPT_REQUIRE_UNDO, OPT_NO_CHECKPOINT };
 
 static const struct option long_opts[] = {
 	{ "policy", required_argument, NULL, OPT_POLICY },
@@ -84,6 +89,8 @@ static const struct option long_opts[] = {
 	{ "env", required_argument, NULL, OPT_ENV },
 	{ "no-tui", no_argument, NULL, OPT_NO_TUI },
 	{ "profile", required_argument, NULL, OPT_PROFILE },
+	{ "require-undo", no_argument, NULL, OPT_REQUIRE_UNDO },
+	{ "no-checkpoint", no_argument, NULL, OPT_NO_CHECKPOINT },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -118,6 +125,8 @@ static int parse(int argc, char **argv, struct run_opts *o)
 		case OPT_TRACE: o->trace = true; break;
 		case OPT_ENV: o->env[o->nenv++] = optarg; break;
 		case OPT_NO_TUI: o->no_tui = true; break;
+		case OPT_REQUIRE_UNDO: o->require_undo = true; break;
+		case OPT_NO_CHECKPOINT: o->no_checkpoint = true; break;
 		case OPT_PROFILE: o->profile = optarg; break;
 		case 'h':
 			fputs(cmd_run_usage, stdout);
@@ -196,6 +205,31 @@ static int start_session(struct run *r, sigset_t *old)
 	return 0;
 }
 
+/*
+ * The checkpoint's end: its worker writes what the sandbox left, meta the
+ * end; the log and the user hear what `airlock diff` / `undo` have.
+ */
+static void end_checkpoint(struct run *r, int st)
+{
+	struct checkpoint_stats cs = { 0 };
+	char msg[512];
+	if (!r->checkpoint)
+		return;
+	int e = checkpoint_end(r->checkpoint, st, &cs);
+	const char *id = r->session.id;
+	if (e < 0)
+		snprintf(msg, sizeof msg, "checkpoint %s: its end could not be written (%s): `airlock "
+			 "undo` will treat the workspace as the sandbox left it", id, strerror(-e));
+	else
+		snprintf(msg, sizeof msg, "checkpoint %s: %lu file(s) saved before a change, %lu "
+			 "path(s) created%s; `airlock diff %s` shows the session's changes, `airlock "
+			 "undo %s` puts the workspace back", id, cs.linked + cs.copied, cs.created,
+			 cs.refused ? ", some changes refused (a save failed)" : "", id, id);
+	(void)audit_launcher_note(r->log, getpid(), NULL, msg);
+	if (e < 0 || cs.linked + cs.copied + cs.created > 0)
+		r->checkpoint_message = strdup(msg);
+}
+
 /* The agent ended with st: the last asks answered, the clients told, the session's end logged.  Returns the exit status. */
 static int end_session(struct run *r, int st)
 {
@@ -209,11 +243,14 @@ static int end_session(struct run *r, int st)
 	hub_flush(&r->hub);
 	/* the sandbox is gone: the session copies are applied or kept aside, logged before the end */
 	copies_finish(r->copies, r->log, NULL);
+	end_checkpoint(r, st);
 	int lost = audit_error(r->log);
 	if (lost < 0)
 		st = RUN_EXIT_FAILED; /* whatever the agent's status: its record is not whole */
 	run_end_control(r, st);
 	fputs(copies_message(r->copies), stderr); /* on the user's own terminal again */
+	if (r->checkpoint_message)
+		airlock_err("%s", r->checkpoint_message);
 	if (lost < 0) /* once, and after run_end_control(): on the user's own terminal again */
 		airlock_err("run: cannot write the audit log %s: %s: the agent was stopped (nothing "
 			    "it does may go unrecorded); free space or choose another --log",
@@ -243,6 +280,8 @@ static void run_release(struct run *r)
 	proxy_free(r->proxy);
 	netns_close(&r->ns);
 	open_gate_free(r->gate); /* after the sandbox ended: nothing waits on it */
+	checkpoint_free(r->checkpoint);
+	free(r->checkpoint_message);
 	if (r->resolv_fd >= 0)
 		close(r->resolv_fd);
 	if (r->hosts_fd >= 0)

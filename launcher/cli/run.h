@@ -46,6 +46,7 @@ struct run_opts {
 	const char *policy, *workspace, *bwrap, *log;
 	const char *profile; /* --profile NAME|none|auto, or NULL */
 	bool headless, default_allow, no_sandbox, trace, no_tui;
+	bool require_undo, no_checkpoint; /* --require-undo, --no-checkpoint */
 	char **env; /* owned array of borrowed strings, NULL-terminated */
 	size_t nenv;
 	char **cmd; /* PROGRAM ARG..., borrowed from argv; NULL for `airlock serve` */
@@ -91,6 +92,11 @@ struct run {
 	/* deny-read rules for files that appear during the session (open_gate.h); NULL: off */
 	struct open_gate *gate;
 	char gate_off[192]; /* why it is off, for the log: "off: ..." */
+	/* the workspace's checkpoint (launcher/checkpoint/supervise.h); NULL: none */
+	struct checkpoint *checkpoint;
+	bool checkpoint_failed; /* its worker failed mid-session: the agent was ended */
+	char *checkpoint_message; /* owned: what the user hears of it at the end, or NULL */
+	char checkpoint_off[480]; /* why there is none, for the log: "off: ..." */
 	/* the human side: the control socket, and the TUI with the agent's terminal */
 	enum run_ui ui;
 	struct control *control;

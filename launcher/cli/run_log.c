@@ -56,6 +56,7 @@ int run_log_start(struct audit_log *log, const char *program, const char *profil
 		start.sockets_capped = rep->sockets_capped;
 		start.seccomp = groups;
 		start.open_gate = rep->open_gate;
+		start.checkpoint = rep->checkpoint;
 	}
 	if (!program) /* airlock serve: no agent of its own */
 		snprintf(message, sizeof message, "session started: airlock serve: no program; process "
@@ -151,6 +152,24 @@ void run_log_gate_refused(struct audit_log *log, const struct policy_image *img,
 		.message = "refused at the kernel layer (fanotify): no mask hides this file (it "
 			   "appeared after the sandbox was built, or the mask walk skipped it) and its "
 			   "opener is not in the shim's reach (a static binary, a raw syscall)",
+	};
+	if (log)
+		(void)audit_write(log, &ae);
+}
+
+void run_log_checkpoint_refused(struct audit_log *log, pid_t pid, const char *path, int err)
+{
+	char reason[256];
+	snprintf(reason, sizeof reason,
+		 "the checkpoint could not save this file before the change (%s), so the change was "
+		 "refused: `airlock undo` could not have put it back (fail closed)",
+		 strerror(err));
+	struct audit_event ae = {
+		.source = AUDIT_SOURCE_LAUNCHER, .pid = pid, .file = path,
+		.action = policy_action_name(POLICY_ACTION_WRITE),
+		.decision = policy_decision_name(POLICY_DENY), .decided_by = "policy",
+		.reason = reason, .layer = "seccomp", .response_time_ms = -1,
+		.message = "refused at the kernel layer (seccomp user notification): checkpoint failed",
 	};
 	if (log)
 		(void)audit_write(log, &ae);

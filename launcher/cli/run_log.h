@@ -52,4 +52,11 @@ void run_log_proxy(struct audit_log *log, const struct policy_image *img,
 void run_log_gate_refused(struct audit_log *log, const struct policy_image *img, pid_t pid,
 			  const char *path, int32_t rule);
 
+/*
+ * A call of the sandbox's refused because the checkpoint could not save the
+ * file it would change first (launcher/checkpoint/supervise.h): pid as the
+ * launcher sees it, path absolute, err the errno the call got.
+ */
+void run_log_checkpoint_refused(struct audit_log *log, pid_t pid, const char *path, int err);
+
 #endif

@@ -10,6 +10,9 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
+#include "launcher/checkpoint/store.h"
+#include "launcher/checkpoint/supervise.h"
+#include "core/termtext.h"
 #include "launcher/cli/run.h"
 #include "launcher/cli/run_log.h"
 #include "launcher/log/audit.h"
@@ -256,6 +259,7 @@ static void sandbox_config_of(const struct run *r, const struct host_paths *h,
 		.nextra_copies = r->profile.profile ? r->profile.profile->ncopies : 0,
 		.landlock_path = r->landlock,
 		.landlock_abi = r->landlock_abi,
+		.checkpoint_fd = -1,
 		.program = r->program,
 		.argv = r->o.cmd,
 	};
@@ -338,6 +342,95 @@ static int prepare_gate(struct run *r)
 	return -1;
 }
 
+static void checkpoint_refused(void *ctx, pid_t pid, const char *path, int err)
+{
+	struct run *r = ctx;
+	char abs[PATH_MAX + 8];
+	snprintf(abs, sizeof abs, "%s/%s", r->src.workspace, path);
+	run_log_checkpoint_refused(r->log, pid, abs, err);
+}
+
+/* The agent's argv as shell words on one line (for `airlock undo --list`), malloc'd, or NULL. */
+static char *command_words(char *const *argv)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	if (!f)
+		return NULL;
+	for (size_t i = 0; argv && argv[i]; i++) {
+		if (i)
+			fputc(' ', f);
+		termtext_put_word(f, argv[i]);
+	}
+	if (fclose(f) != 0) {
+		free(buf);
+		return NULL;
+	}
+	for (char *p = buf; p && *p; p++)
+		if (*p == '\n')
+			*p = ' ';
+	return buf;
+}
+
+/*
+ * The workspace's checkpoint (launcher/checkpoint/supervise.h), unless the
+ * policy (checkpoint.enabled: false), --no-checkpoint or
+ * AIRLOCK_CHECKPOINT=off says no.  A machine that cannot take one runs the
+ * session without, said on stderr and in the log, or refuses it when the
+ * policy or --require-undo requires one (exit 125).
+ */
+static int prepare_checkpoint(struct run *r)
+{
+	char why[360], err[320];
+	const char *knob = getenv("AIRLOCK_CHECKPOINT");
+	bool required = r->o.require_undo || r->src.policy->checkpoint.require;
+	const char *off = NULL;
+	if (r->o.no_checkpoint)
+		off = "--no-checkpoint";
+	else if (!r->src.policy->checkpoint.enabled)
+		off = "the policy's checkpoint.enabled is false";
+	else if (knob && strcmp(knob, "off") == 0)
+		off = "AIRLOCK_CHECKPOINT=off";
+	if (off) {
+		snprintf(r->checkpoint_off, sizeof r->checkpoint_off, "off: %s", off);
+		if (required) {
+			airlock_err("run: a checkpoint is required (--require-undo or checkpoint.require) "
+				    "but %s turns it off", off);
+			return RUN_EXIT_FAILED;
+		}
+		return -1;
+	}
+	int st = checkpoint_probe(why, sizeof why);
+	if (st == 0 && !r->landlock) {
+		snprintf(why, sizeof why, "the helper airlock-landlock, which installs its seccomp "
+			 "filter, is missing (build it: make)");
+		st = -ENOENT;
+	}
+	char *cmd = NULL;
+	if (st == 0) {
+		cmd = command_words(r->o.cmd);
+		struct checkpoint_config cc = { .workspace = r->src.workspace, .home = r->src.home,
+						.session_id = r->session.id, .command = cmd,
+						.ignored = r->src.policy->checkpoint.ignored };
+		r->checkpoint = checkpoint_new(&cc, checkpoint_refused, r, err, sizeof err);
+		free(cmd);
+		if (!r->checkpoint)
+			snprintf(why, sizeof why, "%s", err);
+	}
+	if (r->checkpoint)
+		return -1;
+	snprintf(r->checkpoint_off, sizeof r->checkpoint_off, "off: %s", why);
+	if (required) {
+		airlock_err("run: cannot take the workspace's checkpoint, which is required "
+			    "(--require-undo or checkpoint.require): %s", why);
+		return RUN_EXIT_FAILED;
+	}
+	airlock_err("run: warning: no checkpoint of the workspace (airlock undo will have nothing "
+		    "to put back): %s", why);
+	return -1;
+}
+
 /* The kernel layer: the seccomp filter and the proxy's files, then the backend builds the sandbox. */
 static int build_sandbox(struct run *r, struct sandbox_report *rep)
 {
@@ -360,10 +453,17 @@ static int build_sandbox(struct run *r, struct sandbox_report *rep)
 		st = host_paths(r, &h);
 	if (st < 0)
 		st = prepare_gate(r);
+	if (st < 0)
+		st = prepare_checkpoint(r);
+	char *croot = NULL;
 	if (st < 0) {
 		struct sandbox_config cfg;
 		sandbox_config_of(r, &h, &cfg);
 		cfg.hold = r->gate != NULL;
+		cfg.checkpoint_fd = checkpoint_sandbox_fd(r->checkpoint);
+		cfg.checkpoint_root = croot = store_root(r->src.home);
+		if (cfg.landlock_abi < 1 && cfg.checkpoint_fd < 0)
+			cfg.landlock_path = NULL; /* the helper has nothing to do */
 		if ((st = prepare_copies(r, &cfg)) >= 0)
 			;
 		else if (r->backend->build(r->sandbox, &cfg, rep, err, sizeof err) < 0) {
@@ -373,7 +473,12 @@ static int build_sandbox(struct run *r, struct sandbox_report *rep)
 	}
 	free(h.policy_file);
 	free(h.log_file);
+	free(croot);
 	rep->open_gate = r->gate ? "fanotify" : r->gate_off;
+	if (r->checkpoint)
+		snprintf(r->checkpoint_off, sizeof r->checkpoint_off, "%s %s",
+			 checkpoint_mode(r->checkpoint), checkpoint_store(r->checkpoint));
+	rep->checkpoint = r->checkpoint_off;
 	if (st < 0)
 		sandbox_warnings(rep);
 	return st;
@@ -471,6 +576,8 @@ static int find_landlock(struct run *r)
 	if (!r->landlock_abi) {
 		airlock_err("run: warning: no Landlock ruleset: %s; the other layers hold",
 			    r->landlock_why);
+		/* the helper still installs the checkpoint's filter (airlock-landlock --abi 0) */
+		r->landlock = session_find_landlock(err, sizeof err);
 		return -1;
 	}
 	if (!(r->landlock = session_find_landlock(err, sizeof err))) {

@@ -11,6 +11,7 @@
 
 #include "launcher/approvals/approve.h"
 #include "launcher/approvals/control.h"
+#include "launcher/checkpoint/supervise.h"
 #include "launcher/cli/run.h"
 #include "launcher/cli/run_log.h"
 #include "launcher/log/audit.h"
@@ -133,18 +134,43 @@ static void gate_serve(struct run *r)
 		kill(r->child, SIGKILL);
 }
 
+/*
+ * The checkpoint worker's news: calls refused because a save failed (logged
+ * by the callback).  A worker that died leaves the sandbox's destroying
+ * calls failing (ENOSYS) and nothing saved: the sandbox is ended, the log
+ * says why.
+ */
+static void checkpoint_news(struct run *r)
+{
+	char msg[200];
+	int e = checkpoint_serve(r->checkpoint);
+	if (e == 0)
+		return;
+	snprintf(msg, sizeof msg, "the checkpoint's worker failed: %s: ending the agent",
+		 e == -ECHILD ? "its process ended" : strerror(-e));
+	(void)audit_launcher_note(r->log, getpid(), policy_decision_name(POLICY_DENY), msg);
+	airlock_err("run: %s", msg);
+	forward(r, SIGKILL);
+	if (r->child > 0)
+		kill(r->child, SIGKILL);
+	r->checkpoint_failed = true;
+}
+
 /* Waits for work, then does it: control clients, shims, the proxy, the sandbox's news.  false: poll failed. */
 static bool dispatch(struct run *r, const struct loop *l)
 {
 	int ready = r->sandbox ? r->backend->ready_fd(r->sandbox) : -1;
-	struct pollfd fds[6] = { { approve_fd(r->approvals), POLLIN, 0 },
+	struct pollfd fds[7] = { { approve_fd(r->approvals), POLLIN, 0 },
 				 { r->sigfd, POLLIN, 0 },
 				 { r->proxy ? proxy_fd(r->proxy) : -1, POLLIN, 0 },
 				 { control_fd(r->control), POLLIN, 0 },
 				 { ready, POLLIN, 0 },
-				 { open_gate_fd(r->gate), POLLIN, 0 } };
-	if (poll(fds, 6, next_timeout(r, l)) < 0 && errno != EINTR)
+				 { open_gate_fd(r->gate), POLLIN, 0 },
+				 { r->checkpoint_failed ? -1 : checkpoint_fd(r->checkpoint), POLLIN, 0 } };
+	if (poll(fds, 7, next_timeout(r, l)) < 0 && errno != EINTR)
 		return false;
+	if (fds[6].fd >= 0 && (fds[6].revents & (POLLIN | POLLHUP | POLLERR)))
+		checkpoint_news(r);
 	/* first: every open in the sandbox waits on it */
 	if (r->gate && (fds[5].revents & (POLLIN | POLLHUP | POLLERR)))
 		gate_serve(r);

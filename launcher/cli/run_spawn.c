@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "launcher/approvals/approve.h"
+#include "launcher/checkpoint/supervise.h"
 #include "launcher/cli/run.h"
 #include "launcher/cli/run_log.h"
 #include "launcher/sandbox/agent_tty.h"
@@ -173,8 +174,14 @@ int run_spawn(struct run *r, const sigset_t *old)
 		return fork_agent(r, NULL, old);
 	if ((ret = r->backend->command(r->sandbox, &ex)) < 0)
 		return ret;
+	/* the checkpoint's worker first: the helper hands it the listener as the agent starts */
+	if (r->checkpoint && (ret = checkpoint_start(r->checkpoint)) < 0) {
+		airlock_err("run: cannot start the checkpoint's worker: %s", strerror(-ret));
+		return ret;
+	}
 	ret = r->proxy_on ? start_proxy(r, &ex, old) : fork_agent(r, &ex, old);
 	r->backend->spawned(r->sandbox);
+	checkpoint_spawned(r->checkpoint);
 	if (ret == 0 && r->gate)
 		ret = gate_sandbox(r);
 	return ret;

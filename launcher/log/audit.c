@@ -228,6 +228,7 @@ static const struct event_field {
 	START_FIELD(seccomp, FIELD_LIST),
 	START_FIELD(landlock, FIELD_ABI),
 	START_FIELD(open_gate, FIELD_STRING),
+	START_FIELD(checkpoint, FIELD_STRING),
 	EVENT_FIELD(command, FIELD_STRING),
 	EVENT_FIELD(args, FIELD_ARGS),
 	EVENT_FIELD(file, FIELD_STRING),

@@ -49,6 +49,8 @@ struct audit_session_start {
 	const char *landlock_unavailable;
 	const char *open_gate; /* "open_gate": "fanotify" when deny-read rules hold at the kernel layer for
 				  files that appear during the session (open_gate.h), else "off: why" */
+	const char *checkpoint; /* "checkpoint": the workspace's undo store, "link STORE" or "copy STORE"
+				   (launcher/checkpoint/supervise.h), else "off: why" */
 };
 
 /* A session's end (event session_end): how it ended and what it did, in counts. */

@@ -687,6 +687,11 @@ static int copies_add(struct builder *b)
 		if (path_existing(*h, canon) && host_visible(b, canon))
 			r = op_add(b, SANDBOX_OP_MASK_DIR, canon, NULL);
 	}
+	/* the checkpoints (launcher/checkpoint/store.h): what the workspace was, out of reach */
+	char canon[PATH_MAX];
+	if (!r && cfg->checkpoint_root && path_existing(cfg->checkpoint_root, canon) &&
+	    host_visible(b, canon))
+		r = op_add(b, SANDBOX_OP_MASK_DIR, canon, NULL);
 	return r;
 }
 
@@ -1017,10 +1022,16 @@ static bool op_render(const struct sandbox_op *op, char **argv, size_t *n)
 static bool landlock_render(const struct builder *b, const char **writable, size_t nw,
 			    char **argv, size_t *n)
 {
-	char abi[16];
+	char abi[16], fd[16];
 	snprintf(abi, sizeof abi, "%d", b->cfg->landlock_abi);
+	snprintf(fd, sizeof fd, "%d", b->cfg->checkpoint_fd);
 	bool ok = put(argv, n, RUN_SANDBOX_DIR "/" RUN_LANDLOCK_NAME) && put(argv, n, "--abi") &&
-		  put(argv, n, abi) && put(argv, n, "-r") && put(argv, n, "/");
+		  put(argv, n, abi);
+	if (ok && b->cfg->checkpoint_fd >= 0)
+		ok = put(argv, n, "--notify") && put(argv, n, fd);
+	if (b->cfg->landlock_abi < 1)
+		return ok && put(argv, n, "--");
+	ok = ok && put(argv, n, "-r") && put(argv, n, "/");
 	for (size_t i = 0; ok && i < nw; i++)
 		ok = put(argv, n, "-w") && put(argv, n, writable[i]);
 	return ok && put(argv, n, "--");
@@ -1041,7 +1052,7 @@ static int render(struct builder *b, const char *bwrap_path, char ***argv_out)
 		if (!(writable = calloc(b->nops + 1, sizeof *writable)))
 			return fail(b, -ENOMEM, "sandbox: out of memory");
 		nw = landlock_writable(b, writable);
-		total += 6 + 2 * nw; /* helper --abi N -r / (-w W)... -- */
+		total += 8 + 2 * nw; /* helper --abi N [--notify FD] -r / (-w W)... -- */
 	}
 	for (size_t i = 0; i < b->nops; i++)
 		total += op_width(&b->ops[i]);
@@ -1089,7 +1100,8 @@ static int config_check(struct builder *b, const char *bwrap_path)
 		return fail(b, -EINVAL, "sandbox: audit log '%s' is not absolute", c->log_file);
 	if (c->shim_path && !absolute(c->shim_path))
 		return fail(b, -EINVAL, "sandbox: shim '%s' is not absolute", c->shim_path);
-	if (c->landlock_path && (!absolute(c->landlock_path) || c->landlock_abi < 1))
+	if (c->landlock_path && (!absolute(c->landlock_path) ||
+				 (c->landlock_abi < 1 && c->checkpoint_fd < 0)))
 		return fail(b, -EINVAL, "sandbox: Landlock helper '%s' is not absolute or has no ABI",
 			    c->landlock_path);
 	if (stat(c->workspace, &st) != 0 || !S_ISDIR(st.st_mode))

@@ -47,7 +47,12 @@ struct sandbox_config {
 	const char *landlock_path;      /* host path of the Landlock helper (session_find_landlock()),
 					   bound read-only over RUN_SANDBOX_DIR/RUN_LANDLOCK_NAME and
 					   run before the program; NULL: no Landlock ruleset */
-	int landlock_abi;               /* with landlock_path: the ABI it applies (landlock_abi()) */
+	int landlock_abi;               /* with landlock_path: the ABI it applies (landlock_abi());
+					   0: none, the helper runs for checkpoint_fd only */
+	int checkpoint_fd;              /* the checkpoint's socket (supervise.h), inherited by bwrap
+					   and given to the helper's --notify; -1: no checkpoint */
+	const char *checkpoint_root;    /* the checkpoints' directory (store_root()): hidden inside
+					   when it would show; NULL: none */
 	const char *program;            /* absolute path of the agent's program */
 	char *const *argv;              /* the agent's argv, NULL-terminated (argv[0] as given) */
 };
@@ -65,6 +70,7 @@ struct sandbox_report {
 	bool network_rules_ignored; /* --unshare-net with network rules: network: none, or proxy without netns */
 	bool home_shown;       /* home is an allowlist: an empty tmpfs, the tools' trees bound on it */
 	const char *open_gate; /* set by the caller after the build, for the log: "fanotify" or "off: why" */
+	const char *checkpoint; /* likewise: "link STORE", "copy STORE" or "off: why" */
 };
 
 /*

@@ -198,6 +198,7 @@ static inline void config_init(struct sandbox_config *cfg, const struct tree *t,
 	cfg->session_dir = t->session;
 	cfg->policy_file = t->policy_file;
 	cfg->seccomp_fd = -1;
+	cfg->checkpoint_fd = -1;
 	cfg->resolv_fd = cfg->hosts_fd = -1;
 	cfg->env = default_env;
 	cfg->program = "/bin/sh";

@@ -48,7 +48,13 @@ static const struct bad_case bad_cases[] = {
 	BAD("version_list", "version: [1]\n", 1, 10, "'version' must be a positive integer, got a list"),
 	BAD("unknown_top_key", V "denny: []\n", 2, 1,
 	    "unknown key 'denny' in the policy (allowed: version, default, ask_timeout, deny, ask, "
-	    "allow, sandbox, limits, profile)"),
+	    "allow, sandbox, limits, profile, checkpoint)"),
+	BAD("checkpoint_not_map", V "checkpoint: yes\n", 2, 13, "'checkpoint' must be a mapping"),
+	BAD("checkpoint_unknown", V "checkpoint:\n  keep_dayz: 3\n", 3, 3,
+	    "unknown key 'keep_dayz' in 'checkpoint'"),
+	BAD("checkpoint_bool", V "checkpoint:\n  ignored: maybe\n", 3, 12, "'checkpoint.ignored'"),
+	BAD("checkpoint_require_off", V "checkpoint:\n  enabled: false\n  require: true\n", 4, 12,
+	    "'checkpoint.require' is true but 'checkpoint.enabled' is false"),
 	BAD("profile_upper", V "profile: Claude\n", 2, 10,
 	    "'profile' must be an agent profile's name (claude, codex, ...), none or auto, got "
 	    "'Claude'"),

@@ -1,0 +1,1514 @@
+/* supervise.c — the checkpoint worker (supervise.h): saves each workspace file before the sandbox destroys it. */
+#include "launcher/checkpoint/supervise.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <linux/openat2.h>
+#include <linux/seccomp.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/ioctl.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/types.h>
+#include <sys/uio.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "launcher/checkpoint/store.h"
+
+#ifndef SECCOMP_USER_NOTIF_FLAG_CONTINUE
+#define SECCOMP_USER_NOTIF_FLAG_CONTINUE (1UL << 0)
+#endif
+#ifndef RENAME_EXCHANGE
+#define RENAME_EXCHANGE (1 << 1)
+#endif
+
+/* What the worker tells the launcher, on the news pipe: a record, then len bytes of path. */
+struct news {
+	int kind; /* NEWS_REFUSED, NEWS_STATS, NEWS_FAILED */
+	int err;
+	pid_t pid;
+	size_t len;
+	struct checkpoint_stats st;
+};
+enum { NEWS_REFUSED = 1, NEWS_STATS, NEWS_FAILED };
+
+/* A set of (dev, ino) with a state: how the inode is saved. */
+enum saved { SAVED_LINK = 1, SAVED_COPY };
+struct ino_slot {
+	dev_t dev;
+	ino_t ino;
+	int state; /* 0: empty */
+};
+
+/* A set of workspace-relative paths the journal names, with flags. */
+enum { PATH_CREATED = 1, PATH_NAMED = 2 };
+struct path_slot {
+	char *path; /* NULL: empty */
+	int flags;
+};
+
+struct checkpoint {
+	char *ws;      /* the workspace, canonical */
+	size_t wslen;
+	dev_t wsdev;
+	char *dir;     /* the store */
+	const char *mode;
+	bool git, cover_ignored;
+	struct timespec t; /* the checkpoint's time */
+	int dirfd, objfd, journal, lockfd;
+	int sock[2];   /* [0] the worker's, [1] the sandbox's */
+	int news[2], stop[2];
+	pid_t worker;
+	checkpoint_refused_fn refused;
+	void *ctx;
+	struct checkpoint_stats st;
+	/* the worker's own */
+	unsigned long next_obj;
+	struct ino_slot *inos;
+	size_t ninos, cap_inos;
+	struct path_slot *paths;
+	size_t npaths, cap_paths;
+	char **ignored; /* sorted prefixes ("dir/" or "file") into ignored_buf */
+	size_t nignored;
+	char *ignored_buf;
+	bool git_done;     /* git_prepare() ran */
+	struct target *targets; /* two, for answer() */
+	int root_fd;       /* /proc/root_pid/root, or -1 (root_of()) */
+	pid_t root_pid;
+};
+
+/* ---- small sets --------------------------------------------------------------------------- */
+
+static uint64_t mix(uint64_t x)
+{
+	x ^= x >> 33;
+	x *= 0xff51afd7ed558ccdULL;
+	x ^= x >> 33;
+	return x;
+}
+
+static uint64_t str_hash(const char *s)
+{
+	uint64_t h = 1469598103934665603ULL;
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 1099511628211ULL;
+	return h;
+}
+
+static struct ino_slot *ino_find(struct checkpoint *c, dev_t dev, ino_t ino, bool add)
+{
+	if (add && (c->ninos + 1) * 2 > c->cap_inos) {
+		size_t cap = c->cap_inos ? c->cap_inos * 2 : 1024;
+		struct ino_slot *n = calloc(cap, sizeof *n);
+		if (!n)
+			return NULL;
+		for (size_t i = 0; i < c->cap_inos; i++) {
+			if (!c->inos[i].state)
+				continue;
+			size_t j = mix((uint64_t)c->inos[i].ino ^ ((uint64_t)c->inos[i].dev << 40)) & (cap - 1);
+			while (n[j].state)
+				j = (j + 1) & (cap - 1);
+			n[j] = c->inos[i];
+		}
+		free(c->inos);
+		c->inos = n;
+		c->cap_inos = cap;
+	}
+	if (!c->cap_inos)
+		return NULL;
+	size_t j = mix((uint64_t)ino ^ ((uint64_t)dev << 40)) & (c->cap_inos - 1);
+	while (c->inos[j].state) {
+		if (c->inos[j].dev == dev && c->inos[j].ino == ino)
+			return &c->inos[j];
+		j = (j + 1) & (c->cap_inos - 1);
+	}
+	if (!add)
+		return NULL;
+	c->inos[j] = (struct ino_slot){ dev, ino, 0 };
+	c->ninos++;
+	return &c->inos[j];
+}
+
+/* The most paths the worker keeps in memory; past it, later ones get no "end" record. */
+#define CHECKPOINT_MAX_PATHS (1u << 21)
+
+static struct path_slot *path_find(struct checkpoint *c, const char *p, bool add)
+{
+	if (add && c->npaths >= CHECKPOINT_MAX_PATHS)
+		add = false; /* bounded memory: undo treats such a path as the sandbox left it */
+	if (add && (c->npaths + 1) * 2 > c->cap_paths) {
+		size_t cap = c->cap_paths ? c->cap_paths * 2 : 1024;
+		struct path_slot *n = calloc(cap, sizeof *n);
+		if (!n)
+			return NULL;
+		for (size_t i = 0; i < c->cap_paths; i++) {
+			if (!c->paths[i].path)
+				continue;
+			size_t j = str_hash(c->paths[i].path) & (cap - 1);
+			while (n[j].path)
+				j = (j + 1) & (cap - 1);
+			n[j] = c->paths[i];
+		}
+		free(c->paths);
+		c->paths = n;
+		c->cap_paths = cap;
+	}
+	if (!c->cap_paths)
+		return NULL;
+	size_t j = str_hash(p) & (c->cap_paths - 1);
+	while (c->paths[j].path) {
+		if (strcmp(c->paths[j].path, p) == 0)
+			return &c->paths[j];
+		j = (j + 1) & (c->cap_paths - 1);
+	}
+	if (!add)
+		return NULL;
+	if (!(c->paths[j].path = strdup(p)))
+		return NULL;
+	c->paths[j].flags = 0;
+	c->npaths++;
+	return &c->paths[j];
+}
+
+/* ---- the journal ---------------------------------------------------------------------------- */
+
+/* Appends one record: fields joined by tabs, the last one (a path) escaped.  0 or -errno. */
+static int journal_put(struct checkpoint *c, const char *head, const char *path)
+{
+	char line[STORE_LINE_MAX];
+	size_t h = strlen(head);
+	if (h + 2 >= sizeof line)
+		return -ENAMETOOLONG;
+	memcpy(line, head, h);
+	line[h++] = '\t';
+	ssize_t e = store_escape(path, line + h, sizeof line - h - 1);
+	if (e < 0)
+		return -ENAMETOOLONG;
+	size_t n = h + (size_t)e;
+	line[n++] = '\n';
+	ssize_t w = write(c->journal, line, n);
+	if (w != (ssize_t)n)
+		return w < 0 ? -errno : -EIO;
+	struct path_slot *s = path_find(c, path, true);
+	if (s)
+		s->flags |= PATH_NAMED;
+	return 0;
+}
+
+/* ---- time and the ignored list ------------------------------------------------------------ */
+
+static bool ts_le(const struct timespec *a, const struct timespec *b)
+{
+	return a->tv_sec < b->tv_sec || (a->tv_sec == b->tv_sec && a->tv_nsec <= b->tv_nsec);
+}
+
+static long long ts_ns(const struct timespec *t)
+{
+	return (long long)t->tv_sec * 1000000000LL + t->tv_nsec;
+}
+
+/*
+ * The checkpoint's time: the coarse clock inode times are stamped from
+ * (current_time(), fs/inode.c), then wait until it has moved on, so that
+ * every change from here on has a later ctime than the checkpoint's.  At
+ * most a tick (1-10 ms), overlapped with the sandbox's start.
+ */
+static void checkpoint_time(struct timespec *t)
+{
+	clock_gettime(CLOCK_REALTIME_COARSE, t);
+}
+
+static void time_moved_on(const struct timespec *t)
+{
+	struct timespec now;
+	for (int i = 0; i < 200; i++) {
+		clock_gettime(CLOCK_REALTIME_COARSE, &now);
+		if (!ts_le(&now, t))
+			return;
+		usleep(500);
+	}
+}
+
+static bool is_ignored(const struct checkpoint *c, const char *rel)
+{
+	if (!c->nignored)
+		return false;
+	/* rel itself, then each ancestor directory "a/", "a/b/" */
+	char buf[PATH_MAX];
+	size_t n = strlen(rel);
+	if (n + 2 > sizeof buf)
+		return false;
+	memcpy(buf, rel, n + 1);
+	for (size_t i = 0; i <= n; i++) {
+		if (buf[i] != '/' && buf[i] != '\0')
+			continue;
+		char saved = buf[i + (buf[i] == '/')];
+		size_t len = i + (buf[i] == '/');
+		if (buf[i] == '\0') { /* the path itself, and as a directory */
+			buf[n] = '/';
+			buf[n + 1] = '\0';
+			for (int k = 0; k < 2; k++) {
+				const char *key = buf;
+				if (k == 1)
+					buf[n] = '\0';
+				size_t lo = 0, hi = c->nignored;
+				while (lo < hi) {
+					size_t mid = (lo + hi) / 2;
+					int r = strcmp(c->ignored[mid], key);
+					if (!r)
+						return true;
+					if (r < 0)
+						lo = mid + 1;
+					else
+						hi = mid;
+				}
+			}
+			return false;
+		}
+		buf[len] = '\0';
+		size_t lo = 0, hi = c->nignored;
+		bool hit = false;
+		while (lo < hi) {
+			size_t mid = (lo + hi) / 2;
+			int r = strcmp(c->ignored[mid], buf);
+			if (!r) {
+				hit = true;
+				break;
+			}
+			if (r < 0)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		buf[len] = saved;
+		if (hit)
+			return true;
+	}
+	return false;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/*
+ * Runs git with argv in the workspace, its standard output into out_fd.
+ * The user's repository, read as the user would (no hooks run: these are
+ * read-only commands; fsmonitor off, so no configured program starts).
+ * Returns its exit status, or -errno.
+ */
+static int git_run(const struct checkpoint *c, const char *const *args, int out_fd)
+{
+	const char *argv[24] = { "git", "-C", c->ws, "-c", "core.fsmonitor=false", NULL };
+	size_t n = 5;
+	for (size_t i = 0; args[i] && n < 23; i++)
+		argv[n++] = args[i];
+	argv[n] = NULL;
+	pid_t pid = fork();
+	if (pid < 0)
+		return -errno;
+	if (pid == 0) {
+		int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+		if (null < 0 || dup2(null, 0) < 0 || dup2(out_fd, 1) < 0 || dup2(null, 2) < 0)
+			_exit(127);
+		execvp("git", (char *const *)argv);
+		_exit(127);
+	}
+	int st;
+	while (waitpid(pid, &st, 0) < 0)
+		if (errno != EINTR)
+			return -errno;
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 128;
+}
+
+/* Reads a whole file of the store into a malloc'd NUL-terminated buffer (*len bytes). */
+static char *slurp(int dirfd, const char *name, size_t *len)
+{
+	int fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return NULL;
+	size_t cap = 4096, n = 0;
+	char *buf = malloc(cap);
+	while (buf) {
+		if (n + 1 >= cap) {
+			char *nb = realloc(buf, cap * 2);
+			if (!nb) {
+				free(buf);
+				buf = NULL;
+				break;
+			}
+			buf = nb;
+			cap *= 2;
+		}
+		ssize_t r = read(fd, buf + n, cap - 1 - n);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			break;
+		n += (size_t)r;
+	}
+	close(fd);
+	if (buf) {
+		buf[n] = '\0';
+		*len = n;
+	}
+	return buf;
+}
+
+/* Appends the file at ws/.git/NAME to fd after prefix, or "-\n" when absent. */
+static void copy_git_file(const struct checkpoint *c, const char *name, int fd)
+{
+	char path[PATH_MAX], buf[4096];
+	snprintf(path, sizeof path, "%s/.git/%s", c->ws, name);
+	int in = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	ssize_t n = in >= 0 ? read(in, buf, sizeof buf) : -1;
+	if (in >= 0)
+		close(in);
+	if (n <= 0 || memchr(buf, '\0', (size_t)n))
+		(void)!write(fd, "-\n", 2);
+	else
+		(void)!write(fd, buf, (size_t)n);
+}
+
+/*
+ * The references at the start (store.h's "refs"), in the worker before it
+ * answers a call (so before the sandbox changed any): git for-each-ref, then
+ * HEAD and the stash's reflog as the files say (no further process).
+ */
+static void git_refs(struct checkpoint *c)
+{
+	int fd = openat(c->dirfd, "refs", O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return;
+	const char *refs[] = { "for-each-ref", "--format=%(objectname) %(refname)", NULL };
+	(void)git_run(c, refs, fd);
+	(void)!write(fd, "HEAD ", 5);
+	copy_git_file(c, "HEAD", fd);
+	/* logs/refs/stash: "OLD NEW NAME <EMAIL> TIME TZ\tMESSAGE" per entry, oldest first */
+	char path[PATH_MAX];
+	snprintf(path, sizeof path, "%s/.git/logs/refs/stash", c->ws);
+	FILE *f = fopen(path, "re");
+	char *line = NULL, **shas = NULL;
+	size_t cap = 0, n = 0;
+	while (f && getline(&line, &cap, f) > 0) {
+		char *sp = strchr(line, ' ');
+		char **ns = sp ? realloc(shas, (n + 1) * sizeof *ns) : NULL;
+		if (!ns)
+			break;
+		shas = ns;
+		shas[n] = strndup(sp + 1, 40);
+		n += shas[n] != NULL;
+	}
+	for (size_t i = n; i-- > 0;) { /* stash@{0} is the newest */
+		dprintf(fd, "stash@{%zu} %s\n", n - 1 - i, shas[i]);
+		free(shas[i]);
+	}
+	free(shas);
+	free(line);
+	if (f)
+		fclose(f);
+	close(fd);
+}
+
+/*
+ * The git-ignored paths (store.h's "ignored"), not covered unless the
+ * policy says so: git ls-files (it walks the untracked tree; a failed git
+ * leaves no list, and everything is covered).
+ */
+static void git_ignored(struct checkpoint *c)
+{
+	if (c->cover_ignored)
+		return;
+	int fd = openat(c->dirfd, "ignored.part", O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return;
+	const char *a[] = { "ls-files", "-z", "-o", "-i", "--exclude-standard", "--directory", NULL };
+	int st = git_run(c, a, fd);
+	close(fd);
+	size_t len = 0;
+	char *buf = st == 0 ? slurp(c->dirfd, "ignored.part", &len) : NULL;
+	size_t count = 0;
+	for (size_t i = 0; buf && i < len; i++)
+		count += buf[i] == '\0';
+	if (buf && count && (c->ignored = calloc(count + 1, sizeof *c->ignored))) {
+		for (size_t i = 0; i < len; i += strlen(buf + i) + 1)
+			if (buf[i])
+				c->ignored[c->nignored++] = buf + i;
+		qsort(c->ignored, c->nignored, sizeof *c->ignored, cmp_str);
+		c->ignored_buf = buf;
+		buf = NULL;
+	}
+	free(buf);
+	if (st == 0)
+		renameat(c->dirfd, "ignored.part", c->dirfd, "ignored");
+	else
+		unlinkat(c->dirfd, "ignored.part", 0);
+}
+
+/* The git side, once, before the first change in the workspace is let go. */
+static void git_prepare(struct checkpoint *c)
+{
+	c->git_done = true;
+	if (!c->git)
+		return;
+	git_refs(c);
+	git_ignored(c);
+}
+
+/* ---- resolving a caller's path ---------------------------------------------------------- */
+
+/* Reads a NUL-terminated string from the caller's memory.  0 or -errno. */
+static int read_string(pid_t pid, uint64_t addr, char *out, size_t cap)
+{
+	size_t got = 0;
+	long page = sysconf(_SC_PAGESIZE);
+	while (got < cap) {
+		uint64_t at = addr + got;
+		size_t chunk = (size_t)page - (size_t)(at % (uint64_t)page);
+		if (chunk > cap - got)
+			chunk = cap - got;
+		struct iovec local = { out + got, chunk }, remote = { (void *)(uintptr_t)at, chunk };
+		ssize_t r = process_vm_readv(pid, &local, 1, &remote, 1, 0);
+		if (r <= 0)
+			return r < 0 ? -errno : -EFAULT;
+		char *nul = memchr(out + got, '\0', (size_t)r);
+		if (nul)
+			return 0;
+		got += (size_t)r;
+	}
+	return -ENAMETOOLONG;
+}
+
+/* Where a path the caller named is, as this process can reach it. */
+struct target {
+	bool exists;       /* the object is there */
+	bool in_ws;        /* ... or (when not) its directory is in the workspace */
+	struct stat st;    /* the object's, with exists */
+	char rel[PATH_MAX]; /* its workspace-relative path (in_ws) */
+	char host[PATH_MAX]; /* its host path (in_ws) */
+	int pfd;           /* absent: its directory (O_PATH), until absent_name(); else -1 */
+	char last[NAME_MAX + 1]; /* absent: its name in pfd */
+	const char *kind;  /* a creation journalled once the call went on (handle()), or NULL */
+};
+
+/* The caller's view of a path: absolute, from its cwd or dirfd.  0 or -errno. */
+static int caller_abs(pid_t pid, int dirfd, const char *path, char *out, size_t cap)
+{
+	if (path[0] == '/') {
+		if (strlen(path) >= cap)
+			return -ENAMETOOLONG;
+		strcpy(out, path);
+		return 0;
+	}
+	char link[64], base[PATH_MAX];
+	if (dirfd == AT_FDCWD)
+		snprintf(link, sizeof link, "/proc/%d/cwd", pid);
+	else
+		snprintf(link, sizeof link, "/proc/%d/fd/%d", pid, dirfd);
+	ssize_t n = readlink(link, base, sizeof base - 1);
+	if (n <= 0)
+		return n < 0 ? -errno : -ENOENT;
+	base[n] = '\0';
+	if (base[0] != '/')
+		return -ENOTDIR; /* a pipe, a socket, an anonymous inode */
+	if (n > 10 && strcmp(base + n - 10, " (deleted)") == 0)
+		return -ENOENT;
+	int w = snprintf(out, cap, "%s/%s", strcmp(base, "/") == 0 ? "" : base, path);
+	return w < 0 || (size_t)w >= cap ? -ENAMETOOLONG : 0;
+}
+
+/*
+ * The workspace-relative name of the object fd (O_PATH) stands for, when it
+ * is one of the workspace's on the host: its path as the kernel gives it
+ * (the sandbox binds the workspace at the same path), in the workspace, and
+ * the host's object at that path is the same inode.
+ */
+static bool host_name(struct checkpoint *c, int fd, const struct stat *st, struct target *t)
+{
+	char link[64];
+	snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
+	ssize_t n = readlink(link, t->host, sizeof t->host - 1);
+	if (n <= 0)
+		return false;
+	t->host[n] = '\0';
+	if (strncmp(t->host, c->ws, c->wslen) != 0 ||
+	    (t->host[c->wslen] != '/' && t->host[c->wslen] != '\0'))
+		return false;
+	struct stat hs;
+	if (lstat(t->host, &hs) != 0 || hs.st_dev != st->st_dev || hs.st_ino != st->st_ino)
+		return false;
+	const char *rel = t->host + c->wslen + (t->host[c->wslen] == '/');
+	if (strlen(rel) >= sizeof t->rel)
+		return false;
+	strcpy(t->rel, *rel ? rel : ".");
+	return true;
+}
+
+/* /dev/std*, /dev/fd/N, /proc/self/..., /proc/thread-self/...: the caller's own, through the host's /proc. */
+static bool self_path(pid_t pid, const char *abs, char *out, size_t cap)
+{
+	static const struct {
+		const char *from, *to;
+	} map[] = { { "/dev/stdin", "fd/0" },  { "/dev/stdout", "fd/1" },
+		    { "/dev/stderr", "fd/2" }, { "/dev/fd/", "fd/" },
+		    { "/proc/self/", "" },     { "/proc/thread-self/", "" } };
+	for (size_t i = 0; i < sizeof map / sizeof map[0]; i++) {
+		size_t k = strlen(map[i].from);
+		if (strncmp(abs, map[i].from, k) != 0)
+			continue;
+		if (map[i].from[k - 1] != '/' && abs[k] != '\0' && abs[k] != '/')
+			continue;
+		int w = snprintf(out, cap, "/proc/%d/%s%s", pid, map[i].to, abs + k);
+		return w > 0 && (size_t)w < cap;
+	}
+	return false;
+}
+
+/*
+ * The caller's root directory (/proc/PID/root), kept open for the next call
+ * of the same thread (a tar, a git checkout make thousands in a row).  Every
+ * process of the sandbox has the same root (chroot(2) needs a capability
+ * none has), so a thread id reused later still names the right one.  A
+ * descriptor or -errno.
+ */
+static int root_of(struct checkpoint *c, pid_t pid)
+{
+	if (c->root_fd >= 0 && c->root_pid == pid)
+		return c->root_fd;
+	if (c->root_fd >= 0)
+		close(c->root_fd);
+	char root[64];
+	snprintf(root, sizeof root, "/proc/%d/root", pid);
+	c->root_fd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	c->root_pid = pid;
+	return c->root_fd >= 0 ? c->root_fd : -errno;
+}
+
+/*
+ * Finds the object the caller's (dirfd, path) names, following a last
+ * symlink when follow: in the caller's root (/proc/PID/root) with
+ * openat2(2) RESOLVE_IN_ROOT, so its absolute symlinks resolve as they do
+ * for it.  Fills t.  0 (t->in_ws tells whether it concerns the workspace),
+ * or -errno when the path could not be read or resolved.
+ */
+static int resolve(struct checkpoint *c, pid_t pid, int dirfd, uint64_t path_addr, bool follow,
+		   struct target *t)
+{
+	char path[PATH_MAX], abs[PATH_MAX], alt[PATH_MAX];
+	t->exists = t->in_ws = false;
+	t->pfd = -1;
+	t->kind = NULL;
+	int r = read_string(pid, path_addr, path, sizeof path);
+	if (r < 0)
+		return r;
+	if (!path[0])
+		return -ENOENT;
+	if ((r = caller_abs(pid, dirfd, path, abs, sizeof abs)) < 0)
+		return r;
+	if (self_path(pid, abs, alt, sizeof alt)) {
+		/* the caller's own descriptors and /proc: the host's /proc reaches the same objects */
+		int fd = open(alt, O_PATH | O_CLOEXEC | (follow ? 0 : O_NOFOLLOW));
+		if (fd < 0)
+			return errno == ENOENT ? 0 : -errno;
+		if (fstat(fd, &t->st) == 0 && t->st.st_dev == c->wsdev)
+			t->exists = t->in_ws = host_name(c, fd, &t->st, t);
+		close(fd);
+		return 0;
+	}
+	int rootfd = root_of(c, pid);
+	if (rootfd < 0)
+		return rootfd;
+	/* the directory, then the last component in it */
+	char *slash = strrchr(abs, '/');
+	char last[NAME_MAX + 1];
+	size_t ll = strlen(slash + 1);
+	if (ll > NAME_MAX) {
+		close(rootfd);
+		return -ENAMETOOLONG;
+	}
+	memcpy(last, slash + 1, ll + 1);
+	*slash = '\0';
+	struct open_how how = { .flags = O_PATH | O_DIRECTORY | O_CLOEXEC,
+				.resolve = RESOLVE_IN_ROOT };
+	int pfd = (int)syscall(SYS_openat2, rootfd, abs[0] ? abs : "/", &how, sizeof how);
+	*slash = '/';
+	if (pfd < 0)
+		return errno == ENOENT || errno == ENOTDIR ? 0 : -errno;
+	int fd = -1;
+	if (!last[0] || strcmp(last, ".") == 0 || strcmp(last, "..") == 0) {
+		fd = openat(pfd, last[0] ? last : ".", O_PATH | O_CLOEXEC);
+	} else if (follow) {
+		struct open_how fh = { .flags = O_PATH | O_CLOEXEC, .resolve = RESOLVE_IN_ROOT };
+		fd = (int)syscall(SYS_openat2, rootfd, abs, &fh, sizeof fh);
+	} else {
+		fd = openat(pfd, last, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	}
+	int e = errno;
+	if (fd >= 0) {
+		close(pfd);
+		if (fstat(fd, &t->st) == 0 && t->st.st_dev == c->wsdev)
+			t->exists = t->in_ws = host_name(c, fd, &t->st, t);
+		close(fd);
+		return 0;
+	}
+	if (e != ENOENT) {
+		close(pfd);
+		return e == ELOOP || e == EXDEV ? 0 : -e; /* a magic link elsewhere: not a workspace file */
+	}
+	/* absent: its directory kept, the name worked out when needed (absent_name()) */
+	t->pfd = pfd;
+	memcpy(t->last, last, ll + 1);
+	return 0;
+}
+
+/* An absent target's name: in the workspace when its directory is (sets in_ws, rel, host). */
+static void absent_name(struct checkpoint *c, struct target *t)
+{
+	if (t->pfd < 0)
+		return;
+	struct stat ps;
+	size_t ll = strlen(t->last);
+	if (fstat(t->pfd, &ps) == 0 && ps.st_dev == c->wsdev && host_name(c, t->pfd, &ps, t)) {
+		size_t hl = strlen(t->host), rl = strlen(t->rel);
+		if (hl + 1 + ll < sizeof t->host && rl + 1 + ll < sizeof t->rel) {
+			snprintf(t->host + hl, sizeof t->host - hl, "/%s", t->last);
+			if (strcmp(t->rel, ".") == 0)
+				snprintf(t->rel, sizeof t->rel, "%s", t->last);
+			else
+				snprintf(t->rel + rl, sizeof t->rel - rl, "/%s", t->last);
+			t->in_ws = true;
+		}
+	}
+	close(t->pfd);
+	t->pfd = -1;
+}
+
+/* ---- saving ------------------------------------------------------------------------------- */
+
+static void git_prepare(struct checkpoint *c);
+
+/*
+ * Whether t is one of the checkpoint's paths: in the workspace, not its
+ * root, not git-ignored.  The first time a call concerns the workspace, the
+ * git side is taken first (git_prepare()): the references and the ignored
+ * list as they are before any change, and at no cost to sessions that
+ * change nothing.
+ */
+static bool covered(struct checkpoint *c, const struct target *t)
+{
+	if (!t->in_ws || strcmp(t->rel, ".") == 0)
+		return false;
+	if (!c->git_done)
+		git_prepare(c);
+	return !is_ignored(c, t->rel);
+}
+
+/* Copies the host file (the same inode as t->st) into objects/N.  0 or -errno. */
+static int copy_into(struct checkpoint *c, const struct target *t, const char *name)
+{
+	int src = open(t->host, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+	if (src < 0)
+		return -errno;
+	struct stat st;
+	if (fstat(src, &st) != 0 || st.st_ino != t->st.st_ino || st.st_dev != t->st.st_dev) {
+		close(src);
+		return -ESTALE;
+	}
+	int dst = openat(c->objfd, name, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	if (dst < 0) {
+		int e = errno;
+		close(src);
+		return -e;
+	}
+	int r = 0;
+	off_t left = st.st_size;
+	while (left > 0) {
+		ssize_t n = copy_file_range(src, NULL, dst, NULL, (size_t)left, 0);
+		if (n < 0 && (errno == EXDEV || errno == ENOSYS || errno == EINVAL || errno == EOPNOTSUPP)) {
+			char buf[65536];
+			n = read(src, buf, sizeof buf);
+			if (n > 0 && write(dst, buf, (size_t)n) != n)
+				n = -1;
+		}
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			r = -errno;
+			break;
+		}
+		if (n == 0)
+			break; /* shorter than it said: what there is */
+		left -= n;
+	}
+	close(src);
+	if (close(dst) != 0 && !r)
+		r = -errno;
+	if (r)
+		unlinkat(c->objfd, name, 0);
+	return r;
+}
+
+/*
+ * Saves t's object if it needs it: how is SAVED_LINK (its name is going) or
+ * SAVED_COPY (its content is about to change).  0 or -errno (refuse the call).
+ */
+static int save(struct checkpoint *c, const struct target *t, int how)
+{
+	if (!t->exists || !covered(c, t))
+		return 0;
+	bool reg = S_ISREG(t->st.st_mode), lnk = S_ISLNK(t->st.st_mode);
+	if (!reg && !lnk)
+		return 0;
+	struct ino_slot *s = ino_find(c, t->st.st_dev, t->st.st_ino, false);
+	if (s && (s->state == SAVED_COPY || how == SAVED_LINK))
+		return 0; /* its content, as it was, is in the store */
+	if (!s && !ts_le(&t->st.st_ctim, &c->t))
+		return 0; /* changed since the checkpoint: not the checkpoint's content */
+	if (lnk && how == SAVED_COPY)
+		return 0; /* a symlink's target is never written through its name */
+	char name[32], head[128];
+	snprintf(name, sizeof name, "%lu", c->next_obj);
+	int r = -EXDEV;
+	if (how == SAVED_LINK && strcmp(c->mode, "link") == 0) {
+		r = linkat(AT_FDCWD, t->host, c->objfd, name, 0) == 0 ? 0 : -errno;
+		struct stat os;
+		if (!r && (fstatat(c->objfd, name, &os, AT_SYMLINK_NOFOLLOW) != 0 ||
+			   os.st_ino != t->st.st_ino || os.st_dev != t->st.st_dev)) {
+			unlinkat(c->objfd, name, 0);
+			r = -ESTALE;
+		}
+	}
+	if (r == -EXDEV || r == -EPERM || r == -EMLINK) {
+		how = SAVED_COPY;
+		if (lnk) {
+			char target[PATH_MAX];
+			ssize_t n = readlink(t->host, target, sizeof target - 1);
+			if (n < 0)
+				return -errno;
+			target[n] = '\0';
+			r = symlinkat(target, c->objfd, name) == 0 ? 0 : -errno;
+		} else {
+			r = copy_into(c, t, name);
+		}
+	} else if (how == SAVED_COPY) {
+		r = copy_into(c, t, name);
+	}
+	if (r < 0)
+		return r;
+	c->next_obj++;
+	snprintf(head, sizeof head, "save\t%s\t%s\t%o\t%lld\t%lld", name,
+		 how == SAVED_LINK ? "link" : "copy", (unsigned)t->st.st_mode, (long long)t->st.st_size,
+		 ts_ns(&t->st.st_mtim));
+	if ((r = journal_put(c, head, t->rel)) < 0)
+		return r;
+	if (!s && !(s = ino_find(c, t->st.st_dev, t->st.st_ino, true)))
+		return -ENOMEM;
+	s->state = how;
+	if (how == SAVED_LINK)
+		c->st.linked++;
+	else
+		c->st.copied++;
+	return 0;
+}
+
+/* Journals a name the sandbox makes where there was none. */
+static int created(struct checkpoint *c, struct target *t, const char *kind)
+{
+	absent_name(c, t);
+	if (t->exists || !covered(c, t))
+		return 0;
+	struct path_slot *s = path_find(c, t->rel, false);
+	if (s && (s->flags & PATH_CREATED))
+		return 0;
+	char head[32];
+	snprintf(head, sizeof head, "create\t%s", kind);
+	int r = journal_put(c, head, t->rel);
+	if (!r && (s = path_find(c, t->rel, true)))
+		s->flags |= PATH_CREATED;
+	c->st.created += !r;
+	return r;
+}
+
+/* A directory of the checkpoint's about to go or move: its mode, and every file beneath saved by a link. */
+static int save_tree(struct checkpoint *c, const struct target *t, int depth)
+{
+	if (!t->exists || !S_ISDIR(t->st.st_mode) || !covered(c, t))
+		return 0;
+	struct path_slot *s = path_find(c, t->rel, false);
+	if (s && (s->flags & PATH_CREATED))
+		return 0; /* the sandbox's own */
+	if (!s || !(s->flags & PATH_NAMED)) {
+		char head[32];
+		snprintf(head, sizeof head, "dir\t%o", (unsigned)(t->st.st_mode & 07777));
+		int r = journal_put(c, head, t->rel);
+		if (r < 0)
+			return r;
+	}
+	if (depth > 64)
+		return 0;
+	int dfd = open(t->host, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (dfd < 0)
+		return 0;
+	DIR *d = fdopendir(dfd);
+	if (!d) {
+		close(dfd);
+		return 0;
+	}
+	int r = 0;
+	struct dirent *e;
+	struct target *sub = malloc(sizeof *sub);
+	while (!r && sub && (e = readdir(d))) {
+		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+			continue;
+		if (snprintf(sub->host, sizeof sub->host, "%s/%s", t->host, e->d_name) >=
+			    (int)sizeof sub->host ||
+		    snprintf(sub->rel, sizeof sub->rel, "%s/%s", t->rel, e->d_name) >=
+			    (int)sizeof sub->rel)
+			continue;
+		if (fstatat(dfd, e->d_name, &sub->st, AT_SYMLINK_NOFOLLOW) != 0)
+			continue;
+		sub->exists = sub->in_ws = true;
+		r = S_ISDIR(sub->st.st_mode) ? save_tree(c, sub, depth + 1) : save(c, sub, SAVED_LINK);
+	}
+	free(sub);
+	closedir(d);
+	return r;
+}
+
+/* ---- answering ------------------------------------------------------------------------------ */
+
+static void tell(struct checkpoint *c, int kind, int err, pid_t pid, const char *path)
+{
+	struct news n = { .kind = kind, .err = err, .pid = pid, .len = path ? strlen(path) : 0,
+			  .st = c->st };
+	char buf[sizeof n + PATH_MAX];
+	memcpy(buf, &n, sizeof n);
+	if (n.len)
+		memcpy(buf + sizeof n, path, n.len);
+	(void)!write(c->news[1], buf, sizeof n + n.len);
+}
+
+/*
+ * Decides one call into t and u (its one or two paths): saves what it would
+ * destroy, returns 0 (let it go on) or -errno (refuse it).  What it creates
+ * is left in t->kind / u->kind, journalled once the call went on (answer()):
+ * a creation destroys nothing, so the caller need not wait for the journal.
+ */
+static int handle(struct checkpoint *c, const struct seccomp_notif *req, struct target *t,
+		  struct target *u, char *refused_path)
+{
+	const __u64 *a = req->data.args;
+	pid_t pid = (pid_t)req->pid;
+	int r = 0, nr = req->data.nr;
+	t->pfd = u->pfd = -1;
+	t->kind = u->kind = NULL;
+	t->in_ws = u->in_ws = t->exists = u->exists = false;
+	int flags = 0, dirfd = AT_FDCWD;
+	uint64_t p = 0;
+	switch (nr) {
+#ifdef SYS_open
+	case SYS_open:
+		p = a[0], flags = (int)a[1];
+		goto open_call;
+#endif
+#ifdef SYS_creat
+	case SYS_creat:
+		p = a[0], flags = O_CREAT | O_WRONLY | O_TRUNC;
+		goto open_call;
+#endif
+	case SYS_openat2: {
+		struct open_how how = { 0 };
+		struct iovec l = { &how, sizeof how.flags }, rm = { (void *)(uintptr_t)a[2], sizeof how.flags };
+		if (process_vm_readv(pid, &l, 1, &rm, 1, 0) != (ssize_t)sizeof how.flags)
+			how.flags = O_RDWR | O_CREAT; /* unreadable: assume the worst */
+		dirfd = (int)a[0], p = a[1], flags = (int)how.flags;
+		goto open_call;
+	}
+	case SYS_openat:
+		dirfd = (int)a[0], p = a[1], flags = (int)a[2];
+	open_call:
+		if (!(flags & (O_WRONLY | O_RDWR | O_TRUNC | O_CREAT)))
+			break;
+		bool excl = (flags & O_CREAT) && (flags & O_EXCL);
+		if (excl)
+			flags |= O_NOFOLLOW; /* O_EXCL never follows a last symlink */
+		if ((r = resolve(c, pid, dirfd, p, !(flags & O_NOFOLLOW), t)) < 0)
+			break;
+		/* O_EXCL on what exists fails (EEXIST): nothing is changed */
+		if (t->exists && !excl && (flags & (O_WRONLY | O_RDWR | O_TRUNC)))
+			r = save(c, t, SAVED_COPY);
+		else if (!t->exists && (flags & O_CREAT))
+			t->kind = "file";
+		break;
+	case SYS_truncate:
+		if ((r = resolve(c, pid, AT_FDCWD, a[0], true, t)) == 0)
+			r = save(c, t, SAVED_COPY);
+		break;
+#ifdef SYS_unlink
+	case SYS_unlink:
+		if ((r = resolve(c, pid, AT_FDCWD, a[0], false, t)) == 0)
+			r = save(c, t, SAVED_LINK);
+		break;
+#endif
+#ifdef SYS_rmdir
+	case SYS_rmdir:
+		if ((r = resolve(c, pid, AT_FDCWD, a[0], false, t)) == 0)
+			r = save_tree(c, t, 0);
+		break;
+#endif
+	case SYS_unlinkat:
+		if ((r = resolve(c, pid, (int)a[0], a[1], false, t)) == 0)
+			r = S_ISDIR(t->st.st_mode) && t->exists ? save_tree(c, t, 0) : save(c, t, SAVED_LINK);
+		break;
+#ifdef SYS_rename
+	case SYS_rename:
+		flags = 0, dirfd = AT_FDCWD;
+		r = resolve(c, pid, AT_FDCWD, a[0], false, t);
+		if (!r)
+			r = resolve(c, pid, AT_FDCWD, a[1], false, u);
+		goto rename_call;
+#endif
+	case SYS_renameat:
+	case SYS_renameat2:
+		flags = nr == SYS_renameat2 ? (int)a[4] : 0;
+		r = resolve(c, pid, (int)a[0], a[1], false, t);
+		if (!r)
+			r = resolve(c, pid, (int)a[2], a[3], false, u);
+#ifdef SYS_rename
+	rename_call:
+#endif
+		if (r)
+			break;
+		/* the source moves (saved where it was), the destination goes (or is swapped) */
+		r = S_ISDIR(t->st.st_mode) && t->exists ? save_tree(c, t, 0) : save(c, t, SAVED_LINK);
+		if (!r && u->exists)
+			r = S_ISDIR(u->st.st_mode) ? save_tree(c, u, 0) : save(c, u, SAVED_LINK);
+		if (!r && !u->exists && t->exists)
+			u->kind = "rename";
+		if (!r && (flags & RENAME_EXCHANGE) && !t->exists)
+			t->kind = "rename";
+		break;
+#ifdef SYS_mkdir
+	case SYS_mkdir:
+		if ((r = resolve(c, pid, AT_FDCWD, a[0], false, t)) == 0)
+			t->kind = "dir";
+		break;
+#endif
+	case SYS_mkdirat:
+		if ((r = resolve(c, pid, (int)a[0], a[1], false, t)) == 0)
+			t->kind = "dir";
+		break;
+#ifdef SYS_symlink
+	case SYS_symlink:
+		if ((r = resolve(c, pid, AT_FDCWD, a[1], false, t)) == 0)
+			t->kind = "symlink";
+		break;
+#endif
+	case SYS_symlinkat:
+		if ((r = resolve(c, pid, (int)a[1], a[2], false, t)) == 0)
+			t->kind = "symlink";
+		break;
+#ifdef SYS_link
+	case SYS_link:
+		if ((r = resolve(c, pid, AT_FDCWD, a[1], false, t)) == 0)
+			t->kind = "link";
+		break;
+#endif
+	case SYS_linkat:
+		if ((r = resolve(c, pid, (int)a[2], a[3], false, t)) == 0)
+			t->kind = "link";
+		break;
+#ifdef SYS_mknod
+	case SYS_mknod:
+		if ((r = resolve(c, pid, AT_FDCWD, a[0], false, t)) == 0)
+			t->kind = "node";
+		break;
+#endif
+	case SYS_mknodat:
+		if ((r = resolve(c, pid, (int)a[0], a[1], false, t)) == 0)
+			t->kind = "node";
+		break;
+	default:
+		break;
+	}
+	/*
+	 * A path that cannot be read or resolved (a bad pointer, a name too
+	 * long, a vanished cwd) is the call's own error to make: it goes on and
+	 * fails as it would.  Only a failed save refuses.
+	 */
+	if (r == -EFAULT || r == -ENAMETOOLONG || r == -ENOENT || r == -ENOTDIR || r == -ESRCH ||
+	    r == -EACCES || r == -ELOOP)
+		r = 0;
+	if (r < 0)
+		snprintf(refused_path, PATH_MAX, "%s", t->in_ws ? t->rel : "?");
+	return r;
+}
+
+static void answer(struct checkpoint *c, int listener, struct seccomp_notif *req,
+		   struct seccomp_notif_resp *resp, size_t resp_size)
+{
+	char refused_path[PATH_MAX];
+	struct target *t = c->targets, *u = c->targets + 1;
+	int r = handle(c, req, t, u, refused_path);
+	c->st.calls++;
+	/* the first call in the workspace takes the git side before anything changes */
+	for (int i = 0; i < 2 && !c->git_done && r == 0; i++) {
+		struct target *x = i ? u : t;
+		if (x->kind) {
+			absent_name(c, x);
+			(void)covered(c, x);
+		}
+	}
+	memset(resp, 0, resp_size);
+	resp->id = req->id;
+	if (r < 0) {
+		char head[32];
+		snprintf(head, sizeof head, "refused\t%d", -r);
+		(void)journal_put(c, head, refused_path);
+		c->st.refused++;
+		resp->error = r;
+		tell(c, NEWS_REFUSED, -r, (pid_t)req->pid, refused_path);
+	} else {
+		resp->flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;
+	}
+	/* ENOENT: the caller died (or was interrupted) meanwhile */
+	(void)ioctl(listener, SECCOMP_IOCTL_NOTIF_SEND, resp);
+	for (int i = 0; i < 2; i++) {
+		struct target *x = i ? u : t;
+		if (r == 0 && x->kind && created(c, x, x->kind) < 0)
+			tell(c, NEWS_REFUSED, EIO, (pid_t)req->pid, x->rel); /* unjournalled: said */
+		if (x->pfd >= 0)
+			close(x->pfd);
+		x->pfd = -1;
+	}
+}
+
+/* The "end" records: what the sandbox left at each path the journal names. */
+static void end_records(struct checkpoint *c)
+{
+	for (size_t i = 0; i < c->cap_paths; i++) {
+		if (!c->paths[i].path)
+			continue;
+		char host[PATH_MAX], head[160];
+		struct stat st;
+		snprintf(host, sizeof host, "%s/%s", c->ws, c->paths[i].path);
+		if (lstat(host, &st) != 0)
+			snprintf(head, sizeof head, "end\t-\t0\t0\t0");
+		else
+			snprintf(head, sizeof head, "end\t%c\t%llu\t%lld\t%lld",
+				 S_ISREG(st.st_mode) ? 'f' : S_ISDIR(st.st_mode) ? 'd' : S_ISLNK(st.st_mode) ? 'l' : 'o',
+				 (unsigned long long)st.st_ino, (long long)st.st_size, ts_ns(&st.st_mtim));
+		char line[STORE_LINE_MAX];
+		size_t h = strlen(head);
+		memcpy(line, head, h);
+		line[h++] = '\t';
+		ssize_t e = store_escape(c->paths[i].path, line + h, sizeof line - h - 1);
+		if (e < 0)
+			continue;
+		h += (size_t)e;
+		line[h++] = '\n';
+		(void)!write(c->journal, line, h);
+	}
+	if (c->npaths)
+		fsync(c->journal); /* what undo needs survives a crash of the machine too */
+}
+
+/* Receives the listener from the helper: -1 when the sandbox ended first (or sent none). */
+static int listener_recv(struct checkpoint *c)
+{
+	char one;
+	struct iovec iov = { &one, 1 };
+	union {
+		char buf[CMSG_SPACE(sizeof(int))];
+		struct cmsghdr align;
+	} u;
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf,
+			     .msg_controllen = sizeof u.buf };
+	for (;;) {
+		struct pollfd p[2] = { { c->sock[0], POLLIN, 0 }, { c->stop[0], POLLIN, 0 } };
+		if (poll(p, 2, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			return -1;
+		}
+		if (p[1].revents)
+			return -1;
+		ssize_t n = recvmsg(c->sock[0], &mh, MSG_CMSG_CLOEXEC);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return -1;
+		struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
+		int fd = -1;
+		if (cm && cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS &&
+		    cm->cmsg_len == CMSG_LEN(sizeof(int)))
+			memcpy(&fd, CMSG_DATA(cm), sizeof fd);
+		return fd;
+	}
+}
+
+static void worker(struct checkpoint *c)
+{
+	int listener = listener_recv(c);
+	time_moved_on(&c->t);
+	struct seccomp_notif_sizes sz = { 0 };
+	if (listener >= 0 && syscall(SYS_seccomp, SECCOMP_GET_NOTIF_SIZES, 0, &sz) != 0)
+		sz = (struct seccomp_notif_sizes){ sizeof(struct seccomp_notif),
+						   sizeof(struct seccomp_notif_resp), 0 };
+	size_t rq = sz.seccomp_notif > sizeof(struct seccomp_notif) ? sz.seccomp_notif
+								      : sizeof(struct seccomp_notif);
+	size_t rs = sz.seccomp_notif_resp > sizeof(struct seccomp_notif_resp)
+			    ? sz.seccomp_notif_resp
+			    : sizeof(struct seccomp_notif_resp);
+	struct seccomp_notif *req = calloc(1, rq);
+	struct seccomp_notif_resp *resp = calloc(1, rs);
+	c->targets = calloc(2, sizeof *c->targets);
+	while (listener >= 0 && req && resp && c->targets) {
+		struct pollfd p[2] = { { listener, POLLIN, 0 }, { c->stop[0], POLLIN, 0 } };
+		if (poll(p, 2, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			break;
+		}
+		if (p[0].revents & POLLIN) {
+			memset(req, 0, rq);
+			if (ioctl(listener, SECCOMP_IOCTL_NOTIF_RECV, req) == 0)
+				answer(c, listener, req, resp, rs);
+			else if (errno != EINTR && errno != ENOENT)
+				break;
+			continue;
+		}
+		if (p[0].revents & (POLLHUP | POLLERR | POLLNVAL))
+			break; /* every process of the sandbox is gone */
+		if (p[1].revents)
+			break;
+	}
+	/* the launcher says stop once the sandbox ended; wait for it so no later call is missed */
+	char b;
+	while (read(c->stop[0], &b, 1) < 0 && errno == EINTR)
+		;
+	end_records(c);
+	tell(c, NEWS_STATS, 0, 0, NULL);
+}
+
+/* ---- the launcher's side ------------------------------------------------------------------ */
+
+int checkpoint_probe(char *why, size_t whylen)
+{
+	struct seccomp_notif_sizes sz;
+	if (syscall(SYS_seccomp, SECCOMP_GET_NOTIF_SIZES, 0, &sz) != 0) {
+		int e = errno;
+		snprintf(why, whylen, "this kernel has no seccomp user notification (Linux 5.0): %s",
+			 strerror(e));
+		return -e;
+	}
+	struct open_how how = { .flags = O_PATH | O_CLOEXEC, .resolve = RESOLVE_IN_ROOT };
+	int fd = (int)syscall(SYS_openat2, AT_FDCWD, "/", &how, sizeof how);
+	if (fd < 0) {
+		int e = errno;
+		snprintf(why, whylen, "this kernel has no openat2 (Linux 5.6): %s", strerror(e));
+		return -e;
+	}
+	close(fd);
+	return 0;
+}
+
+static int mkdirs(const char *path)
+{
+	char buf[PATH_MAX];
+	if (snprintf(buf, sizeof buf, "%s", path) >= (int)sizeof buf)
+		return -ENAMETOOLONG;
+	for (char *p = buf + 1; *p; p++) {
+		if (*p != '/')
+			continue;
+		*p = '\0';
+		if (mkdir(buf, 0700) != 0 && errno != EEXIST)
+			return -errno;
+		*p = '/';
+	}
+	if (mkdir(buf, 0700) != 0 && errno != EEXIST)
+		return -errno;
+	return 0;
+}
+
+static bool within(const char *path, const char *dir)
+{
+	size_t n = strlen(dir);
+	return strncmp(path, dir, n) == 0 && (path[n] == '/' || path[n] == '\0' || n == 1);
+}
+
+struct checkpoint *checkpoint_new(const struct checkpoint_config *cfg, checkpoint_refused_fn refused,
+				  void *ctx, char *err, size_t errlen)
+{
+	struct checkpoint *c = calloc(1, sizeof *c);
+	char *root = NULL, *canon = NULL;
+	struct stat ws, rs;
+	if (!c || !(c->ws = strdup(cfg->workspace)) || !(root = store_root(cfg->home))) {
+		snprintf(err, errlen, "out of memory");
+		goto fail;
+	}
+	c->dirfd = c->objfd = c->journal = c->lockfd = c->root_fd = -1;
+	c->sock[0] = c->sock[1] = c->news[0] = c->news[1] = c->stop[0] = c->stop[1] = -1;
+	c->wslen = strlen(c->ws);
+	c->refused = refused;
+	c->ctx = ctx;
+	c->cover_ignored = cfg->ignored;
+	int r = mkdirs(root);
+	if (r < 0 || !(canon = realpath(root, NULL))) {
+		snprintf(err, errlen, "cannot make the checkpoint store %s: %s (set XDG_STATE_HOME)", root,
+			 strerror(r < 0 ? -r : errno));
+		goto fail;
+	}
+	if (within(canon, c->ws)) {
+		snprintf(err, errlen,
+			 "the checkpoint store %s is inside the workspace, where the sandbox could change "
+			 "it (set XDG_STATE_HOME to a directory outside %s)",
+			 canon, c->ws);
+		goto fail;
+	}
+	if (stat(c->ws, &ws) != 0 || stat(canon, &rs) != 0) {
+		snprintf(err, errlen, "cannot stat the workspace or the store: %s", strerror(errno));
+		goto fail;
+	}
+	c->wsdev = ws.st_dev;
+	c->mode = ws.st_dev == rs.st_dev ? "link" : "copy";
+	if (asprintf(&c->dir, "%s/%s", canon, cfg->session_id) < 0) {
+		c->dir = NULL;
+		snprintf(err, errlen, "out of memory");
+		goto fail;
+	}
+	if (mkdir(c->dir, 0700) != 0 || (c->dirfd = open(c->dir, O_PATH | O_DIRECTORY | O_CLOEXEC)) < 0 ||
+	    mkdirat(c->dirfd, "objects", 0700) != 0 ||
+	    (c->objfd = openat(c->dirfd, "objects", O_PATH | O_DIRECTORY | O_CLOEXEC)) < 0 ||
+	    (c->journal = openat(c->dirfd, "journal", O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_CLOEXEC,
+				 0600)) < 0 ||
+	    (c->lockfd = openat(c->dirfd, "lock", O_RDWR | O_CREAT | O_CLOEXEC, 0600)) < 0 ||
+	    flock(c->lockfd, LOCK_EX | LOCK_NB) != 0) {
+		snprintf(err, errlen, "cannot make the checkpoint store %s: %s", c->dir, strerror(errno));
+		goto fail;
+	}
+	struct stat gs;
+	char gitp[PATH_MAX];
+	snprintf(gitp, sizeof gitp, "%s/.git", c->ws);
+	c->git = lstat(gitp, &gs) == 0;
+	checkpoint_time(&c->t);
+	char num[32];
+	snprintf(num, sizeof num, "%lld", ts_ns(&c->t));
+	if ((r = store_meta_put(c->dirfd, "version", "1")) < 0 ||
+	    (r = store_meta_put(c->dirfd, "session", cfg->session_id)) < 0 ||
+	    (r = store_meta_put(c->dirfd, "workspace", c->ws)) < 0 ||
+	    (r = store_meta_put(c->dirfd, "started", num)) < 0 ||
+	    (r = store_meta_put(c->dirfd, "mode", c->mode)) < 0 ||
+	    (r = store_meta_put(c->dirfd, "ignored", c->cover_ignored ? "1" : "0")) < 0 ||
+	    (r = store_meta_put(c->dirfd, "git", c->git ? "1" : "0")) < 0 ||
+	    (r = store_meta_put(c->dirfd, "command", cfg->command && !strchr(cfg->command, '\n')
+								 ? cfg->command
+								 : "?")) < 0) {
+		snprintf(err, errlen, "cannot write the checkpoint's meta: %s", strerror(-r));
+		goto fail;
+	}
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET, 0, c->sock) != 0 || pipe2(c->news, O_CLOEXEC) != 0 ||
+	    pipe2(c->stop, O_CLOEXEC) != 0) {
+		snprintf(err, errlen, "cannot make the checkpoint's sockets: %s", strerror(errno));
+		goto fail;
+	}
+	fcntl(c->sock[0], F_SETFD, FD_CLOEXEC); /* the sandbox's end, sock[1], is inherited */
+	fcntl(c->news[0], F_SETFL, O_NONBLOCK);
+	free(root);
+	free(canon);
+	return c;
+fail:
+	free(root);
+	free(canon);
+	/* an unfinished store is left for `undo --forget`: its journal names nothing */
+	checkpoint_free(c);
+	return NULL;
+}
+
+const char *checkpoint_store(const struct checkpoint *c)
+{
+	return c ? c->dir : NULL;
+}
+
+const char *checkpoint_mode(const struct checkpoint *c)
+{
+	return c ? c->mode : NULL;
+}
+
+int checkpoint_sandbox_fd(const struct checkpoint *c)
+{
+	return c ? c->sock[1] : -1;
+}
+
+int checkpoint_start(struct checkpoint *c)
+{
+	pid_t parent = getpid();
+	pid_t pid = fork();
+	if (pid < 0)
+		return -errno;
+	if (pid == 0) {
+		if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != parent)
+			_exit(1);
+		prctl(PR_SET_NAME, "airlock-undo");
+		signal(SIGINT, SIG_IGN);
+		signal(SIGTERM, SIG_IGN);
+		signal(SIGPIPE, SIG_IGN);
+		close(c->sock[1]);
+		close(c->news[0]);
+		close(c->stop[1]);
+		c->sock[1] = c->news[0] = c->stop[1] = -1;
+		/* every descriptor but its own: the launcher's channel, sockets, log */
+		int keep[] = { c->dirfd, c->objfd, c->journal, c->lockfd, c->sock[0], c->news[1], c->stop[0] };
+		int top = 0;
+		for (size_t i = 0; i < sizeof keep / sizeof keep[0]; i++)
+			top = keep[i] > top ? keep[i] : top;
+		for (int fd = 3; fd <= top; fd++) {
+			bool mine = false;
+			for (size_t i = 0; i < sizeof keep / sizeof keep[0]; i++)
+				mine |= keep[i] == fd;
+			if (!mine)
+				close(fd);
+		}
+		close_range((unsigned)top + 1, ~0U, 0);
+		worker(c);
+		_exit(0);
+	}
+	c->worker = pid;
+	close(c->news[1]);
+	close(c->stop[0]);
+	close(c->sock[0]);
+	c->news[1] = c->stop[0] = c->sock[0] = -1;
+	return 0;
+}
+
+void checkpoint_spawned(struct checkpoint *c)
+{
+	if (c && c->sock[1] >= 0) {
+		close(c->sock[1]);
+		c->sock[1] = -1;
+	}
+}
+
+int checkpoint_fd(const struct checkpoint *c)
+{
+	return c ? c->news[0] : -1;
+}
+
+/* Reads one news record (and its path) that the worker wrote whole.  1, 0 (none now), or -errno. */
+static int news_read(struct checkpoint *c, struct news *n, char *path)
+{
+	char buf[sizeof *n + PATH_MAX];
+	ssize_t k = read(c->news[0], buf, sizeof *n);
+	if (k < 0)
+		return errno == EAGAIN || errno == EINTR ? 0 : -errno;
+	if (k == 0)
+		return -ECHILD;
+	if (k != (ssize_t)sizeof *n)
+		return -EIO;
+	memcpy(n, buf, sizeof *n);
+	if (n->len >= PATH_MAX)
+		return -EPROTO;
+	size_t got = 0;
+	while (got < n->len) {
+		struct pollfd p = { c->news[0], POLLIN, 0 };
+		ssize_t m = read(c->news[0], path + got, n->len - got);
+		if (m > 0)
+			got += (size_t)m;
+		else if (m == 0)
+			return -EIO;
+		else if (errno != EAGAIN && errno != EINTR)
+			return -errno;
+		else
+			(void)poll(&p, 1, 100);
+	}
+	path[n->len] = '\0';
+	c->st = n->st;
+	return 1;
+}
+
+int checkpoint_serve(struct checkpoint *c)
+{
+	struct news n;
+	char path[PATH_MAX];
+	for (;;) {
+		int r = news_read(c, &n, path);
+		if (r <= 0)
+			return r;
+		if (n.kind == NEWS_REFUSED && c->refused)
+			c->refused(c->ctx, n.pid, path, n.err);
+	}
+}
+
+int checkpoint_end(struct checkpoint *c, int status, struct checkpoint_stats *st)
+{
+	if (!c)
+		return -EINVAL;
+	int r = 0;
+	if (c->worker > 0) {
+		(void)!write(c->stop[1], "s", 1);
+		fcntl(c->news[0], F_SETFL, 0);
+		struct news n;
+		char path[PATH_MAX];
+		int k;
+		while ((k = news_read(c, &n, path)) > 0) {
+			if (n.kind == NEWS_REFUSED && c->refused)
+				c->refused(c->ctx, n.pid, path, n.err);
+			if (n.kind == NEWS_STATS)
+				break;
+		}
+		if (k < 0)
+			r = k;
+		while (waitpid(c->worker, NULL, 0) < 0 && errno == EINTR)
+			;
+		c->worker = 0;
+	}
+	struct timespec now;
+	char num[32];
+	clock_gettime(CLOCK_REALTIME, &now);
+	snprintf(num, sizeof num, "%lld", ts_ns(&now));
+	int m = store_meta_put(c->dirfd, "ended", num);
+	snprintf(num, sizeof num, "%d", status);
+	if (!m)
+		m = store_meta_put(c->dirfd, "exit", num);
+	if (st)
+		*st = c->st;
+	return r ? r : m;
+}
+
+void checkpoint_free(struct checkpoint *c)
+{
+	if (!c)
+		return;
+	if (c->worker > 0) {
+		kill(c->worker, SIGKILL);
+		while (waitpid(c->worker, NULL, 0) < 0 && errno == EINTR)
+			;
+	}
+	int *fds[] = { &c->dirfd, &c->objfd, &c->journal, &c->lockfd, &c->root_fd, &c->sock[0], &c->sock[1],
+		       &c->news[0], &c->news[1], &c->stop[0], &c->stop[1] };
+	for (size_t i = 0; i < sizeof fds / sizeof fds[0]; i++)
+		if (*fds[i] >= 0)
+			close(*fds[i]);
+	for (size_t i = 0; i < c->cap_paths; i++)
+		free(c->paths[i].path);
+	free(c->paths);
+	free(c->inos);
+	free(c->ignored_buf);
+	free(c->ignored);
+	free(c->ws);
+	free(c->dir);
+	free(c);
+}
