@@ -32,6 +32,8 @@ CMOCKA_LIBS := $(shell pkg-config --libs cmocka 2>/dev/null || echo -lcmocka)
 LAUNCHER_LIBS := $(shell pkg-config --libs libseccomp json-c libnl-route-3.0 libnl-3.0 2>/dev/null || \
 	echo -lseccomp -ljson-c -lnl-route-3 -lnl-3)
 CURSES_LIBS := $(shell pkg-config --libs ncursesw 2>/dev/null || echo -lncursesw -ltinfo)
+# OpenSSL's libcrypto (EVP SHA-256 for `airlock diff`'s binary files), linked dynamically.
+CRYPTO_LIBS := $(shell pkg-config --libs libcrypto 2>/dev/null || echo -lcrypto)
 
 # The image half of the policy engine: what the shim links (no libyaml, no allocation).
 IMAGE_SRCS := policy/image.c policy/glob.c policy/regex.c policy/netaddr.c policy/names.c policy/cli.c
@@ -123,7 +125,7 @@ $(BUILD)/airlock: $(LAUNCHER_OBJS) $(BUILD)/libairlock-policy.a $(BUILD)/libairl
 	$(CC) $(LDFLAGS_ALL) -o $@ $(LAUNCHER_OBJS) $(BUILD)/libairlock-proxy.a \
 		$(BUILD)/libairlock-core.a \
 		$(BUILD)/libairlock-policy.a -Wl,-Bstatic $(YAML_LIBS) $(LAUNCHER_LIBS) $(CURSES_LIBS) \
-		-Wl,-Bdynamic -lpthread
+		-Wl,-Bdynamic $(CRYPTO_LIBS) -lpthread
 
 $(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libairlock-policy.a $(BUILD)/libairlock-core.a \
 		$(BUILD)/libairlock-proxy.a tests/unit/testutil.h
@@ -148,8 +150,11 @@ LOGREAD_OBJS := $(addprefix $(BUILD)/launcher/log/,logread.o audit.o)
 $(BUILD)/tests/test_logread: $(LOGREAD_OBJS) tests/unit/said.h
 $(BUILD)/tests/test_logread: UNIT_EXTRA := $(LOGREAD_OBJS) $(BUILD)/libairlock-core.a \
 	$(BUILD)/libairlock-policy.a $(LAUNCHER_LIBS)
-$(BUILD)/tests/test_log_summary: $(LOGREAD_OBJS) $(BUILD)/launcher/log/log_summary.o tests/unit/said.h
+CKPT_OBJS := $(addprefix $(BUILD)/launcher/checkpoint/,journal.o store.o)
+$(BUILD)/tests/test_log_summary: $(LOGREAD_OBJS) $(BUILD)/launcher/log/log_summary.o $(CKPT_OBJS) \
+	tests/unit/said.h
 $(BUILD)/tests/test_log_summary: UNIT_EXTRA := $(LOGREAD_OBJS) $(BUILD)/launcher/log/log_summary.o \
+	$(CKPT_OBJS) \
 	$(BUILD)/libairlock-core.a $(BUILD)/libairlock-policy.a $(LAUNCHER_LIBS)
 $(BUILD)/tests/test_vterm: $(BUILD)/launcher/approvals/vterm.o
 $(BUILD)/tests/test_vterm: UNIT_EXTRA := $(BUILD)/launcher/approvals/vterm.o
@@ -198,6 +203,7 @@ cli-tests: all
 	@tests/cli/run.sh $(BUILD)/airlock
 	@tests/cli/log.sh $(BUILD)/airlock
 	@tests/cli/suggest.sh $(BUILD)/airlock
+	@tests/cli/undo.sh $(BUILD)/airlock
 
 # airlock serve and airlock env: unrelated process trees joining one session through the shim,
 # and a podman container joining it through a bind mount (skips loudly where podman cannot run).

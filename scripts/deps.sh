@@ -7,7 +7,7 @@ set -eu
 
 PACKAGES="gcc make pkg-config libyaml-dev libseccomp-dev libnl-3-dev libnl-route-3-dev \
 libcmocka-dev bubblewrap clang libclang-rt-14-dev python3 perl git nodejs \
-libpython3.11-testsuite libjson-c-dev \
+libpython3.11-testsuite libjson-c-dev libssl-dev diffutils \
 curl iproute2 openssl libncurses-dev tmux podman runc"
 
 missing=""

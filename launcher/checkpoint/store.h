@@ -57,6 +57,13 @@
  *                    (absent).  A path whose state differs from its "end"
  *                    record later was changed outside the sandbox.
  *   objects/   the saved files, named by decimal OBJ.
+ *   lock       empty; while the session runs, the launcher's checkpoint
+ *              worker holds flock(LOCK_EX) on it.  A reader takes
+ *              flock(LOCK_SH|LOCK_NB) (undo and --forget: LOCK_EX|LOCK_NB):
+ *              EWOULDBLOCK means the session is still running, so `airlock
+ *              undo` says "session ID is still running" and exits 1, and
+ *              `airlock diff` goes on with a note.  The lock goes with the
+ *              process (flock(2)): a killed launcher leaves it free.
  *
  * Lines are written whole with one write(2) each (O_APPEND), so a killed
  * launcher leaves a journal whose last line may be cut, never interleaved:

@@ -28,10 +28,11 @@ const char cmd_attach_usage[] =
 	"without it, the most recently started session.  `airlock ps` lists them.\n";
 
 const char cmd_ps_usage[] =
-	"usage: airlock ps [-q]\n"
+	"usage: airlock ps [-q] [--all]\n"
 	"\n"
 	"Lists your running airlock sessions: id, launcher pid, start time (UTC), mode\n"
-	"(tui or headless) and the agent's command.  -q prints the ids only.\n";
+	"(tui or headless) and the agent's command.  -q prints the ids only.  --all\n"
+	"also lists the checkpoints, running and ended, as `airlock undo --list` does.\n";
 
 /* The control socket SESSION names, or the newest session's; NULL with a message printed. */
 static char *find_session(const char *want)
@@ -116,8 +117,12 @@ int cmd_attach(int argc, char **argv)
 
 int cmd_ps(int argc, char **argv)
 {
-	bool quiet = false;
+	bool quiet = false, all = false;
 	for (int i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "--all") == 0) {
+			all = true;
+			continue;
+		}
 		if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
 			fputs(cmd_ps_usage, stdout);
 			return AIRLOCK_EXIT_OK;
@@ -137,9 +142,9 @@ int cmd_ps(int argc, char **argv)
 	char base[PATH_MAX];
 	if (control_base(base, sizeof base, false) == 0)
 		session_sweep_stale(base, "ps");
-	struct control_session *all = NULL;
+	struct control_session *v = NULL;
 	size_t n = 0;
-	int r = control_list(&all, &n, HELLO_WAIT_MS);
+	int r = control_list(&v, &n, HELLO_WAIT_MS);
 	if (r < 0) {
 		airlock_err("ps: cannot list the sessions: %s", strerror(-r));
 		return 1;
@@ -148,20 +153,29 @@ int cmd_ps(int argc, char **argv)
 		printf("%-16s  %7s  %-19s  %-8s  %s\n", "SESSION", "PID", "STARTED", "MODE", "AGENT");
 	for (size_t i = 0; i < n; i++) {
 		if (quiet) {
-			printf("%s\n", all[i].id);
+			printf("%s\n", v[i].id);
 			continue;
 		}
 		char started[20];
-		snprintf(started, sizeof started, "%.19s", all[i].started);
+		snprintf(started, sizeof started, "%.19s", v[i].started);
 		char *t = strchr(started, 'T');
 		if (t)
 			*t = ' ';
 		/* the id and time come from hellos any of your sessions wrote: printable only */
-		printf("%-16.16s  %7d  %-19s  %-8s  ", all[i].id, (int)all[i].pid, started,
-		       all[i].headless ? "headless" : "tui");
-		termtext_put_text(stdout, all[i].agent); /* the agent's words: escaped */
+		printf("%-16.16s  %7d  %-19s  %-8s  ", v[i].id, (int)v[i].pid, started,
+		       v[i].headless ? "headless" : "tui");
+		termtext_put_text(stdout, v[i].agent); /* the agent's words: escaped */
 		putchar('\n');
 	}
-	free(all);
+	free(v);
+	if (all && !quiet) {
+		putchar('\n');
+		fflush(stdout);
+		r = cmd_undo_list_checkpoints(stdout);
+		if (r < 0) {
+			airlock_err("ps: cannot list the checkpoints: %s", strerror(-r));
+			return 1;
+		}
+	}
 	return AIRLOCK_EXIT_OK;
 }

@@ -3,6 +3,7 @@
 #define AIRLOCK_LAUNCHER_H
 
 #include <stddef.h>
+#include <stdio.h>
 
 #include "policy/policy.h"
 
@@ -39,6 +40,8 @@ int cmd_attach(int argc, char **argv);
 int cmd_ps(int argc, char **argv);
 int cmd_serve(int argc, char **argv);
 int cmd_env(int argc, char **argv);
+int cmd_diff(int argc, char **argv);
+int cmd_undo(int argc, char **argv);
 extern const char cmd_run_usage[];
 extern const char cmd_init_usage[];
 extern const char cmd_check_usage[];
@@ -50,6 +53,14 @@ extern const char cmd_attach_usage[];
 extern const char cmd_ps_usage[];
 extern const char cmd_serve_usage[];
 extern const char cmd_env_usage[];
+extern const char cmd_diff_usage[];
+extern const char cmd_undo_usage[];
+
+/*
+ * cmd_undo.c: prints the checkpoints as `airlock undo --list` does (catalog.h's
+ * ckpt_list_print()) to f; for `airlock ps --all`.  Returns 0 or -errno.
+ */
+int cmd_undo_list_checkpoints(FILE *f);
 
 /* Prints "airlock: " + the formatted message + a newline to stderr. */
 void airlock_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

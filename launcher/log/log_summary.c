@@ -8,6 +8,8 @@
 
 #include "core/grow.h"
 #include "core/termtext.h"
+#include "launcher/checkpoint/journal.h"
+#include "launcher/checkpoint/store.h"
 #include "launcher/log/audit.h"
 #include "launcher/log/logread.h"
 #include "policy/policy.h"
@@ -389,6 +391,12 @@ static void print_session(FILE *f, struct session_summary *x, bool color)
 	field(f, "exit", a->exit);
 	fprintf(f, "  %-10s %lu: %lu allowed, %lu denied, %lu asked\n", "events",
 		x->allow + x->deny, x->allow, x->deny, x->asked);
+	char *root = store_root(getenv("HOME"));
+	size_t saved, created;
+	if (root && ckpt_counts(root, a->id, &saved, &created) == 0)
+		fprintf(f, "  %-10s %zu saved, %zu created, `airlock diff %s`\n", "checkpoint", saved,
+			created, a->id);
+	free(root);
 	print_group(f, "commands run", &x->g[G_COMMANDS], G_COMMANDS);
 	print_group(f, "files written", &x->g[G_WRITES], G_WRITES);
 	print_group(f, "files read, denied", &x->g[G_READS_DENIED], G_READS_DENIED);
