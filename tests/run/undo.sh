@@ -210,7 +210,7 @@ case_undo_git()
 		"git checkout -f feature || '$PROBE' exec /usr/bin/git checkout -f feature"
 	undo_destroyer "git branch -D feature" "refs/heads/feature" \
 		"git branch -D feature"
-	undo_destroyer "git stash drop (raw execve when refused)" "refs/stash" \
+	undo_destroyer "git stash drop (raw execve when refused)" "stash@{0}" \
 		"git stash drop || '$PROBE' exec /usr/bin/git stash drop"
 	undo_destroyer "git reset --hard HEAD~1 by a raw execve (dynamic probe)" "refs/heads/main src/lib.c" \
 		"'$PROBE' exec /usr/bin/git reset --hard HEAD~1"
