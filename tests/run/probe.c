@@ -27,10 +27,32 @@
  *                              creat, mknod; mkdir: the kernel drops them), then the harmless controls (chmod 0755, open
  *                              O_CREAT 0644, open without O_CREAT with setid bits in the ignored
  *                              mode); one "NAME OK" / "NAME ERR ENAME" line each; openat2 last
+ *
+ * The destroyers of the undo cases (tests/run/undo.sh) go on past what they cannot destroy (as
+ * rm -rf does: a mount point is EBUSY) and print "NAME OK n=COUNT" (how many names or files they
+ * destroyed), or "NAME ERR ENAME n=COUNT" with the first error; exit 0 either way.
+ *   probe rmtree DIR...        removes each DIR's content and DIR itself, depth first, with
+ *                              opendir/readdir/unlinkat (libc, as rm -r does); "." empties the
+ *                              working directory (it cannot remove itself: EINVAL, not counted)
+ *   probe rawrmtree DIR...     the same through syscall(SYS_openat), syscall(SYS_getdents64) and
+ *                              syscall(SYS_unlinkat) only
+ *   probe trunc FILE...        open O_WRONLY|O_TRUNC and write "garbage\n" (libc)
+ *   probe rawtrunc FILE...     the same through syscall(SYS_openat) and syscall(SYS_write)
+ *   probe clobber FILE...      chmod u+w, then overwrite the first bytes in place (O_WRONLY, no
+ *                              O_TRUNC: the size stays) with "CLOBBERED" (libc), as a tool
+ *                              "repairing" a read-only .git/objects file would
+ *   probe rawclobber FILE...   the same through syscall(SYS_fchmodat), syscall(SYS_openat),
+ *                              syscall(SYS_pwrite64)
+ *   probe rename FROM TO       rename(3) over an existing TO (libc)
+ *   probe rawrename FROM TO    syscall(SYS_renameat2, ..., 0)
+ *   probe exec PROG ARG...     syscall(SYS_execve, PROG, {PROG, ARG...}, environ): runs PROG with
+ *                              no libc exec wrapper a shim could hook in the caller; prints
+ *                              "exec ERR ENAME" only when the exec fails
  * Always exits 0 when the subcommand ran, 2 on a usage error.
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <netinet/in.h>
@@ -303,6 +325,190 @@ static int do_setid(const char *dir)
 	return 0;
 }
 
+/* ---- the destroyers (undo) ---------------------------------------------------------------- */
+
+/* struct linux_dirent64, as getdents64(2) fills it */
+struct dirent64_raw {
+	uint64_t d_ino;
+	int64_t d_off;
+	unsigned short d_reclen;
+	unsigned char d_type;
+	char d_name[];
+};
+
+static long destroyed;
+static int first_err; /* the first errno a destroyer met (it goes on, as rm -rf does) */
+
+static void note_err(void)
+{
+	if (!first_err)
+		first_err = errno;
+}
+
+/* Empties the directory open at dfd (closed here), depth first, going on past what it cannot
+ * remove (a mount point: EBUSY); libc or raw syscalls. */
+static void empty_dir(int dfd, bool raw)
+{
+	if (!raw) {
+		DIR *d = fdopendir(dfd);
+		if (!d) {
+			note_err();
+			close(dfd);
+			return;
+		}
+		/* passes until one removes nothing: readdir may skip entries while the directory
+		 * changes under it */
+		for (long before = -1; before != destroyed;) {
+			before = destroyed;
+			rewinddir(d);
+			struct dirent *e;
+			while ((e = readdir(d)) != NULL) {
+				if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+					continue;
+				if (e->d_type == DT_DIR) {
+					int sub = openat(dfd, e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+					if (sub < 0) {
+						note_err();
+						continue;
+					}
+					empty_dir(sub, false);
+					if (unlinkat(dfd, e->d_name, AT_REMOVEDIR) < 0) {
+						note_err();
+						continue;
+					}
+				} else if (unlinkat(dfd, e->d_name, 0) < 0) {
+					note_err();
+					continue;
+				}
+				destroyed++;
+			}
+		}
+		closedir(d);
+		return;
+	}
+	/* raw: after a listing that removed something, list again from the start (the offsets
+	 * changed under it), until one removes nothing */
+	char buf[32768];
+	bool any = true;
+	while (any) {
+		any = false;
+		syscall(SYS_lseek, dfd, 0, SEEK_SET);
+		long n;
+		while ((n = syscall(SYS_getdents64, dfd, buf, sizeof buf)) > 0) {
+			for (long off = 0; off < n;) {
+				struct dirent64_raw *e = (struct dirent64_raw *)(buf + off);
+				off += e->d_reclen;
+				if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+					continue;
+				long r;
+				if (e->d_type == DT_DIR) {
+					long sub = syscall(SYS_openat, dfd, e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+					if (sub >= 0)
+						empty_dir((int)sub, true);
+					r = sub < 0 ? -1 : syscall(SYS_unlinkat, dfd, e->d_name, AT_REMOVEDIR);
+				} else {
+					r = syscall(SYS_unlinkat, dfd, e->d_name, 0);
+				}
+				if (r < 0) {
+					note_err();
+					continue;
+				}
+				destroyed++;
+				any = true;
+			}
+		}
+		if (n < 0) {
+			note_err();
+			break;
+		}
+	}
+	syscall(SYS_close, dfd);
+}
+
+/* The destroyers' report: "NAME OK n=COUNT", or "NAME ERR ENAME n=COUNT" when something could
+ * not be destroyed (the rest was). */
+static int report(const char *what, long n)
+{
+	if (first_err)
+		printf("%s ERR %s n=%ld\n", what, ename(first_err), n);
+	else
+		printf("%s OK n=%ld\n", what, n);
+	return 0;
+}
+
+static int do_rmtree(const char *what, char **dirs, int n, bool raw)
+{
+	destroyed = 0;
+	for (int i = 0; i < n; i++) {
+		long fd = raw ? syscall(SYS_openat, AT_FDCWD, dirs[i], O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+			      : open(dirs[i], O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (fd < 0) {
+			note_err();
+			continue;
+		}
+		empty_dir((int)fd, raw);
+		if (!strcmp(dirs[i], "."))
+			continue;
+		long r = raw ? syscall(SYS_unlinkat, AT_FDCWD, dirs[i], AT_REMOVEDIR) : rmdir(dirs[i]);
+		if (r < 0)
+			note_err();
+		else
+			destroyed++;
+	}
+	return report(what, destroyed);
+}
+
+static int do_trunc(const char *what, char **files, int n, bool raw)
+{
+	static const char junk[] = "garbage\n";
+	long done = 0;
+	for (int i = 0; i < n; i++) {
+		long fd = raw ? syscall(SYS_openat, AT_FDCWD, files[i], O_WRONLY | O_TRUNC | O_CLOEXEC)
+			      : open(files[i], O_WRONLY | O_TRUNC | O_CLOEXEC);
+		if (fd < 0) {
+			note_err();
+			continue;
+		}
+		long w = raw ? syscall(SYS_write, fd, junk, sizeof junk - 1) : write((int)fd, junk, sizeof junk - 1);
+		if (w < 0)
+			note_err();
+		else
+			done++;
+		raw ? syscall(SYS_close, fd) : close((int)fd);
+	}
+	return report(what, done);
+}
+
+static int do_clobber(const char *what, char **files, int n, bool raw)
+{
+	static const char junk[] = "CLOBBERED";
+	long done = 0;
+	for (int i = 0; i < n; i++) {
+		struct stat st;
+		if (stat(files[i], &st) < 0) {
+			note_err();
+			continue;
+		}
+		mode_t m = (st.st_mode & 07777) | S_IWUSR;
+		long r = raw ? syscall(SYS_fchmodat, AT_FDCWD, files[i], m) : chmod(files[i], m);
+		long fd = r < 0 ? -1
+				: raw ? syscall(SYS_openat, AT_FDCWD, files[i], O_WRONLY | O_CLOEXEC)
+				      : open(files[i], O_WRONLY | O_CLOEXEC);
+		if (fd < 0) {
+			note_err();
+			continue;
+		}
+		size_t len = (size_t)st.st_size < sizeof junk - 1 ? (size_t)st.st_size : sizeof junk - 1;
+		long w = raw ? syscall(SYS_pwrite64, fd, junk, len, 0) : pwrite((int)fd, junk, len, 0);
+		if (w < 0)
+			note_err();
+		else
+			done++;
+		raw ? syscall(SYS_close, fd) : close((int)fd);
+	}
+	return report(what, done);
+}
+
 static void *thread_main(void *arg)
 {
 	return arg;
@@ -382,6 +588,21 @@ int main(int argc, char **argv)
 		return do_setid(argv[2]);
 	if (!strcmp(cmd, "int80"))
 		return do_int80();
-	fprintf(stderr, "usage: probe read|write PATH | unix|rawunix PATH | connect IP PORT | tiocsti|tiocsti-hi|tioclinux|tcgets PATH | fork|vfork|clone3|thread | seccomp | int80 | setid DIR\n");
+	if ((!strcmp(cmd, "rmtree") || !strcmp(cmd, "rawrmtree")) && argc >= 3)
+		return do_rmtree(cmd, argv + 2, argc - 2, !strncmp(cmd, "raw", 3));
+	if ((!strcmp(cmd, "trunc") || !strcmp(cmd, "rawtrunc")) && argc >= 3)
+		return do_trunc(cmd, argv + 2, argc - 2, !strncmp(cmd, "raw", 3));
+	if ((!strcmp(cmd, "clobber") || !strcmp(cmd, "rawclobber")) && argc >= 3)
+		return do_clobber(cmd, argv + 2, argc - 2, !strncmp(cmd, "raw", 3));
+	if (!strcmp(cmd, "rename") && argc == 4)
+		return result("rename", rename(argv[2], argv[3]), errno);
+	if (!strcmp(cmd, "rawrename") && argc == 4)
+		return result("rawrename", syscall(SYS_renameat2, AT_FDCWD, argv[2], AT_FDCWD, argv[3], 0), errno);
+	if (!strcmp(cmd, "exec") && argc >= 3) {
+		extern char **environ;
+		syscall(SYS_execve, argv[2], argv + 2, environ);
+		return result("exec", -1, errno);
+	}
+	fprintf(stderr, "usage: probe read|write PATH | unix|rawunix PATH | connect IP PORT | tiocsti|tiocsti-hi|tioclinux|tcgets PATH | fork|vfork|clone3|thread | seccomp | int80 | setid DIR | [raw]rmtree DIR... | [raw]trunc|[raw]clobber FILE... | [raw]rename FROM TO | exec PROG ARG...\n");
 	return 2;
 }

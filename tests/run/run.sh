@@ -15,7 +15,7 @@
 # Environment: KEEP_TMP=1 keeps the scratch tree; CASE_TIMEOUT (s) bounds one run (default 40);
 # ONLY_USER=NAME runs the per-user cases for that user only; ONLY_CASES="a b" runs cases a, b.
 # Exits 1 when any case fails.
-# The cases are in sandbox.sh, session.sh, control.sh, launcher.sh, copies.sh, profiles.sh, landlock.sh, escapes.sh, redteam.sh and sockets.sh; the helpers in lib.sh and
+# The cases are in sandbox.sh, session.sh, control.sh, launcher.sh, copies.sh, profiles.sh, landlock.sh, escapes.sh, redteam.sh, sockets.sh and undo.sh; the helpers in lib.sh and
 # tests/lib/.
 set -u
 
@@ -131,6 +131,8 @@ EOF
 . "$HERE/redteam.sh"
 # shellcheck source=tests/run/sockets.sh
 . "$HERE/sockets.sh"
+# shellcheck source=tests/run/undo.sh
+. "$HERE/undo.sh"
 
 # ---- run them ------------------------------------------------------------------------------
 
@@ -141,7 +143,8 @@ landlock_setup
 for u in $USERS; do
 	use_user "$u"
 	echo "# ---- as $u ----"
-	for c in secrets write_outside env exit_codes asks static tiocsti seccomp setid spawn policy_ro timeout signals interactive interactive_attacks forged_events control no_sandbox doctor places real_programs log_full copies profiles landlock_helper landlock late_secrets gate_dies home_allowlist redteam_gate host_sockets; do
+	for c in secrets write_outside env exit_codes asks static tiocsti seccomp setid spawn policy_ro timeout signals interactive interactive_attacks forged_events control no_sandbox doctor places real_programs log_full copies profiles landlock_helper landlock late_secrets gate_dies home_allowlist redteam_gate host_sockets \
+		undo_git undo_scripts undo_rmtree undo_trunc undo_clobber undo_rename undo_user_edit undo_dry_run undo_damaged undo_off; do
 		case " ${ONLY_CASES:-$c} " in *" $c "*) "case_$c" ;; esac
 	done
 done
