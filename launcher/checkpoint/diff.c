@@ -639,6 +639,27 @@ static void git_part(struct dif *d)
 		put(d, nhead[0] ? nhead : "(none)");
 		fputc('\n', o);
 	}
+	/* references still there whose commit is gone (the objects deleted under them) */
+	char *shas = NULL;
+	size_t slen = 0;
+	FILE *sf = now.n ? open_memstream(&shas, &slen) : NULL;
+	for (size_t i = 0; sf && i < now.n; i++)
+		fprintf(sf, "%s\n", now.v[i].sha);
+	if (sf && fclose(sf) == 0 && shas &&
+	    git(d, shas, &out, "cat-file", "--batch-check=%(objectname)", NULL, NULL) == 0 && out) {
+		for (size_t i = 0; i < now.n; i++) {
+			char miss[160];
+			snprintf(miss, sizeof miss, "%s missing\n", now.v[i].sha);
+			if (!strstr(out, miss))
+				continue;
+			fputs("git: broken ", o);
+			put(d, now.v[i].name);
+			fprintf(o, ": its commit %s is gone (deleted in the session)\n", now.v[i].sha);
+		}
+	}
+	free(shas);
+	free(out);
+	out = NULL;
 	char *tips = NULL;
 	size_t tlen = 0;
 	FILE *t = open_memstream(&tips, &tlen);
@@ -771,7 +792,10 @@ int ckpt_diff(struct ckpt_store *s, const struct ckpt_diff_options *o)
 		const char *p = s->j.e[i].path;
 		if (!chosen(&d, p))
 			continue;
-		if (!gitfiles && (strcmp(p, ".git") == 0 || strncmp(p, ".git/", 5) == 0))
+		const struct ckpt_entry *e = &s->j.e[i];
+		/* git never rewrites an object file in place: one saved by a copy was tampered with */
+		bool tampered = strncmp(p, ".git/objects/", 13) == 0 && e->saved && !e->save.link;
+		if (!gitfiles && !tampered && (strcmp(p, ".git") == 0 || strncmp(p, ".git/", 5) == 0))
 			ngit++;
 		else
 			file_entry(&d, i);

@@ -8,7 +8,10 @@
  * open, openat, creat, openat2 (open and openat only when their flags hold
  * O_WRONLY, O_RDWR, O_TRUNC or O_CREAT: a read-only open never waits),
  * truncate, unlink, unlinkat, rmdir, rename, renameat, renameat2, mkdir,
- * mkdirat, symlink, symlinkat, link, linkat, mknod, mknodat.  Calls on a
+ * mkdirat, symlink, symlinkat, link, linkat, mknod, mknodat; and chmod,
+ * fchmod, fchmodat, fchmodat2, whose change of the inode would otherwise
+ * reach the saved file's mode (and which `chmod u+w` before an overwrite
+ * of a read-only file goes through).  Calls on a
  * descriptor (ftruncate, write, fallocate) need one of those opens first.
  * Everything else, and every call from a foreign architecture or the x32
  * ABI, is allowed here: the sandbox's own filter (launcher/sandbox/seccomp.h)
@@ -33,6 +36,10 @@
 #define CHECKPOINT_AUDIT_ARCH AUDIT_ARCH_AARCH64
 #else
 #error "the checkpoint filter knows x86_64 and aarch64"
+#endif
+
+#ifndef SYS_fchmodat2
+#define SYS_fchmodat2 452 /* Linux 6.6, the same number on x86_64 and aarch64 */
 #endif
 
 #ifndef SECCOMP_RET_USER_NOTIF
@@ -80,6 +87,10 @@ static inline size_t checkpoint_filter(struct sock_filter *code)
 #ifdef SYS_mknod
 		SYS_mknod,
 #endif
+#ifdef SYS_chmod
+		SYS_chmod,
+#endif
+		SYS_fchmod, SYS_fchmodat, SYS_fchmodat2,
 		SYS_openat2, SYS_truncate, SYS_unlinkat, SYS_renameat2, SYS_mkdirat,
 		SYS_symlinkat, SYS_linkat, SYS_mknodat,
 	};

@@ -26,6 +26,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "launcher/checkpoint/filter.h" /* SYS_fchmodat2 where the headers lack it */
 #include "launcher/checkpoint/store.h"
 
 #ifndef SECCOMP_USER_NOTIF_FLAG_CONTINUE
@@ -57,6 +58,8 @@ struct ino_slot {
 	dev_t dev;
 	ino_t ino;
 	int state; /* 0: empty */
+	mode_t mode; /* as first saved: a later copy of a linked inode records these, not a chmod's */
+	struct timespec mtime;
 };
 
 /* A set of workspace-relative paths the journal names, with flags. */
@@ -144,7 +147,7 @@ static struct ino_slot *ino_find(struct checkpoint *c, dev_t dev, ino_t ino, boo
 	}
 	if (!add)
 		return NULL;
-	c->inos[j] = (struct ino_slot){ dev, ino, 0 };
+	c->inos[j] = (struct ino_slot){ .dev = dev, .ino = ino };
 	c->ninos++;
 	return &c->inos[j];
 }
@@ -733,6 +736,29 @@ static void absent_name(struct checkpoint *c, struct target *t)
 	t->pfd = -1;
 }
 
+/*
+ * The object behind the caller's descriptor fd (its /proc/PID/fd/FD, which
+ * the host's /proc reaches too).  Only a file of the checkpoint's is
+ * looked up further (born at or before its time: the common fchmod of a file
+ * just made costs one statx).  0 (t filled) or -errno.
+ */
+static int resolve_fd(struct checkpoint *c, pid_t pid, int fd, struct target *t)
+{
+	char link[64];
+	t->exists = t->in_ws = false;
+	t->pfd = -1;
+	t->kind = NULL;
+	snprintf(link, sizeof link, "/proc/%d/fd/%d", pid, fd);
+	int o = open(link, O_PATH | O_CLOEXEC);
+	if (o < 0)
+		return errno == ENOENT ? 0 : -errno;
+	if (stat_of(o, "", &t->st, &t->born) == 0 && t->st.st_dev == c->wsdev &&
+	    ts_le(&t->born, &c->t) && S_ISREG(t->st.st_mode))
+		t->exists = t->in_ws = host_name(c, o, &t->st, t);
+	close(o);
+	return 0;
+}
+
 /* ---- saving ------------------------------------------------------------------------------- */
 
 static void git_prepare(struct checkpoint *c);
@@ -848,13 +874,20 @@ static int save(struct checkpoint *c, const struct target *t, int how)
 	if (r < 0)
 		return r;
 	c->next_obj++;
+	/* a linked inode copied now: its mode and mtime as they were when its name was saved */
+	mode_t mode = s ? s->mode : t->st.st_mode;
+	struct timespec mt = s ? s->mtime : t->st.st_mtim;
 	snprintf(head, sizeof head, "save\t%s\t%s\t%o\t%lld\t%lld", name,
-		 how == SAVED_LINK ? "link" : "copy", (unsigned)t->st.st_mode, (long long)t->st.st_size,
-		 ts_ns(&t->st.st_mtim));
+		 how == SAVED_LINK ? "link" : "copy", (unsigned)mode, (long long)t->st.st_size,
+		 ts_ns(&mt));
 	if ((r = journal_put(c, head, t->rel)) < 0)
 		return r;
 	if (!s && !(s = ino_find(c, t->st.st_dev, t->st.st_ino, true)))
 		return -ENOMEM;
+	if (!s->state) {
+		s->mode = t->st.st_mode;
+		s->mtime = t->st.st_mtim;
+	}
 	s->state = how;
 	if (how == SAVED_LINK)
 		c->st.linked++;
@@ -867,7 +900,8 @@ static int save(struct checkpoint *c, const struct target *t, int how)
 static int created(struct checkpoint *c, struct target *t, const char *kind)
 {
 	absent_name(c, t);
-	if (t->exists || !covered(c, t))
+	/* a rename's destination is a name the sandbox makes even where one was (saved first) */
+	if ((t->exists && strcmp(kind, "rename") != 0) || !covered(c, t))
 		return 0;
 	struct path_slot *s = path_find(c, t->rel, false);
 	if (s && (s->flags & PATH_CREATED))
@@ -996,6 +1030,23 @@ static int handle(struct checkpoint *c, const struct seccomp_notif *req, struct 
 		if ((r = resolve(c, pid, AT_FDCWD, a[0], true, t)) == 0)
 			r = save(c, t, SAVED_COPY);
 		break;
+	/* a mode change: the file's name kept (a link) while it still has its mode */
+#ifdef SYS_chmod
+	case SYS_chmod:
+		if ((r = resolve(c, pid, AT_FDCWD, a[0], true, t)) == 0)
+			r = save(c, t, SAVED_LINK);
+		break;
+#endif
+	case SYS_fchmodat:
+	case SYS_fchmodat2:
+		flags = nr == SYS_fchmodat2 ? (int)a[3] : 0;
+		if ((r = resolve(c, pid, (int)a[0], a[1], !(flags & AT_SYMLINK_NOFOLLOW), t)) == 0)
+			r = save(c, t, SAVED_LINK);
+		break;
+	case SYS_fchmod:
+		if ((r = resolve_fd(c, pid, (int)a[0], t)) == 0)
+			r = save(c, t, SAVED_LINK);
+		break;
 #ifdef SYS_unlink
 	case SYS_unlink:
 		if ((r = resolve(c, pid, AT_FDCWD, a[0], false, t)) == 0)
@@ -1035,8 +1086,8 @@ static int handle(struct checkpoint *c, const struct seccomp_notif *req, struct 
 		r = S_ISDIR(t->st.st_mode) && t->exists ? save_tree(c, t, 0) : save(c, t, SAVED_LINK);
 		if (!r && u->exists)
 			r = S_ISDIR(u->st.st_mode) ? save_tree(c, u, 0) : save(c, u, SAVED_LINK);
-		if (!r && !u->exists && t->exists)
-			u->kind = "rename";
+		if (!r && t->exists)
+			u->kind = "rename"; /* over a name that was there too: saved above */
 		if (!r && (flags & RENAME_EXCHANGE) && !t->exists)
 			t->kind = "rename";
 		break;

@@ -101,6 +101,14 @@ static bool sandbox_made(const struct undo *u, const struct ckpt_entry *e, const
 {
 	if (!u->s->j.any_end)
 		return true; /* the launcher was killed: said once */
+	/*
+	 * The sandbox only took the name away (a "link" save, no "create" after
+	 * it: the writer journals every name the sandbox makes, a rename's
+	 * destination included): what is there now was put there from outside,
+	 * unless it is one of the checkpoint's own files moved there.
+	 */
+	if (e->saved && e->save.link && !e->created && !S_ISDIR(st->st_mode))
+		return is_link_inode(u, st);
 	return matches_end(e, st) || (!S_ISDIR(st->st_mode) && is_link_inode(u, st));
 }
 
