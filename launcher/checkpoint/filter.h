@@ -9,9 +9,11 @@
  * O_WRONLY, O_RDWR, O_TRUNC or O_CREAT: a read-only open never waits),
  * truncate, unlink, unlinkat, rmdir, rename, renameat, renameat2, mkdir,
  * mkdirat, symlink, symlinkat, link, linkat, mknod, mknodat; and chmod,
- * fchmod, fchmodat, fchmodat2, whose change of the inode would otherwise
- * reach the saved file's mode (and which `chmod u+w` before an overwrite
- * of a read-only file goes through).  Calls on a
+ * fchmodat, fchmodat2, whose change of the inode would otherwise reach the
+ * saved file's mode (`chmod u+w` before an overwrite of a read-only file).
+ * Not fchmod(2): it is how tar and cp set the mode of each file they have
+ * just made, one more wait per file, for a mode a program rarely changes on
+ * a file it did not make (the content is saved all the same).  Calls on a
  * descriptor (ftruncate, write, fallocate) need one of those opens first.
  * Everything else, and every call from a foreign architecture or the x32
  * ABI, is allowed here: the sandbox's own filter (launcher/sandbox/seccomp.h)
@@ -90,7 +92,7 @@ static inline size_t checkpoint_filter(struct sock_filter *code)
 #ifdef SYS_chmod
 		SYS_chmod,
 #endif
-		SYS_fchmod, SYS_fchmodat, SYS_fchmodat2,
+		SYS_fchmodat, SYS_fchmodat2,
 		SYS_openat2, SYS_truncate, SYS_unlinkat, SYS_renameat2, SYS_mkdirat,
 		SYS_symlinkat, SYS_linkat, SYS_mknodat,
 	};

@@ -618,6 +618,46 @@ static bool self_path(pid_t pid, const char *abs, char *out, size_t cap)
 }
 
 /*
+ * A name whose directory does not exist yet, as its words say (".", ".."
+ * and repeated slashes folded; symlinks cannot be followed through what is
+ * not there).  Another thread's mkdir(2) of that directory may have been let
+ * go and not run yet, so the call may still make the name: a creation is
+ * journalled (a record for a name never made costs undo nothing).
+ */
+static void lexical_name(struct checkpoint *c, const char *abs, struct target *t)
+{
+	char out[PATH_MAX];
+	size_t n = 0;
+	for (const char *p = abs; *p;) {
+		while (*p == '/')
+			p++;
+		const char *e = strchrnul(p, '/');
+		size_t k = (size_t)(e - p);
+		if (k == 0 || (k == 1 && p[0] == '.')) {
+		} else if (k == 2 && p[0] == '.' && p[1] == '.') {
+			while (n > 0 && out[n - 1] != '/')
+				n--;
+			if (n > 0)
+				n--;
+		} else {
+			if (n + 1 + k >= sizeof out)
+				return;
+			out[n++] = '/';
+			memcpy(out + n, p, k);
+			n += k;
+		}
+		p = e;
+	}
+	out[n] = '\0';
+	if (strncmp(out, c->ws, c->wslen) != 0 || out[c->wslen] != '/' ||
+	    strlen(out) >= sizeof t->host)
+		return;
+	strcpy(t->host, out);
+	snprintf(t->rel, sizeof t->rel, "%s", out + c->wslen + 1);
+	t->in_ws = true;
+}
+
+/*
  * The caller's root directory (/proc/PID/root), kept open for the next call
  * of the same thread (a tar, a git checkout make thousands in a row).  Every
  * process of the sandbox has the same root (chroot(2) needs a capability
@@ -685,8 +725,12 @@ static int resolve(struct checkpoint *c, pid_t pid, int dirfd, uint64_t path_add
 				.resolve = RESOLVE_IN_ROOT };
 	int pfd = (int)syscall(SYS_openat2, rootfd, abs[0] ? abs : "/", &how, sizeof how);
 	*slash = '/';
-	if (pfd < 0)
-		return errno == ENOENT || errno == ENOTDIR ? 0 : -errno;
+	if (pfd < 0) {
+		int e = errno;
+		if (e == ENOENT)
+			lexical_name(c, abs, t);
+		return e == ENOENT || e == ENOTDIR ? 0 : -e;
+	}
 	int fd = -1;
 	if (!last[0] || strcmp(last, ".") == 0 || strcmp(last, "..") == 0) {
 		fd = openat(pfd, last[0] ? last : ".", O_PATH | O_CLOEXEC);
@@ -734,29 +778,6 @@ static void absent_name(struct checkpoint *c, struct target *t)
 	}
 	close(t->pfd);
 	t->pfd = -1;
-}
-
-/*
- * The object behind the caller's descriptor fd (its /proc/PID/fd/FD, which
- * the host's /proc reaches too).  Only a file of the checkpoint's is
- * looked up further (born at or before its time: the common fchmod of a file
- * just made costs one statx).  0 (t filled) or -errno.
- */
-static int resolve_fd(struct checkpoint *c, pid_t pid, int fd, struct target *t)
-{
-	char link[64];
-	t->exists = t->in_ws = false;
-	t->pfd = -1;
-	t->kind = NULL;
-	snprintf(link, sizeof link, "/proc/%d/fd/%d", pid, fd);
-	int o = open(link, O_PATH | O_CLOEXEC);
-	if (o < 0)
-		return errno == ENOENT ? 0 : -errno;
-	if (stat_of(o, "", &t->st, &t->born) == 0 && t->st.st_dev == c->wsdev &&
-	    ts_le(&t->born, &c->t) && S_ISREG(t->st.st_mode))
-		t->exists = t->in_ws = host_name(c, o, &t->st, t);
-	close(o);
-	return 0;
 }
 
 /* ---- saving ------------------------------------------------------------------------------- */
@@ -1041,10 +1062,6 @@ static int handle(struct checkpoint *c, const struct seccomp_notif *req, struct 
 	case SYS_fchmodat2:
 		flags = nr == SYS_fchmodat2 ? (int)a[3] : 0;
 		if ((r = resolve(c, pid, (int)a[0], a[1], !(flags & AT_SYMLINK_NOFOLLOW), t)) == 0)
-			r = save(c, t, SAVED_LINK);
-		break;
-	case SYS_fchmod:
-		if ((r = resolve_fd(c, pid, (int)a[0], t)) == 0)
 			r = save(c, t, SAVED_LINK);
 		break;
 #ifdef SYS_unlink
