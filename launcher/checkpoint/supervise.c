@@ -511,8 +511,6 @@ struct target {
 	struct timespec born; /* its birth time (statx(2) STATX_BTIME), else its ctime */
 	char rel[PATH_MAX]; /* its workspace-relative path (in_ws) */
 	char host[PATH_MAX]; /* its host path (in_ws) */
-	int pfd;           /* absent: its directory (O_PATH), until absent_name(); else -1 */
-	char last[NAME_MAX + 1]; /* absent: its name in pfd */
 	const char *kind;  /* a creation journalled once the call went on (handle()), or NULL */
 };
 
@@ -652,6 +650,9 @@ static void lexical_name(struct checkpoint *c, const char *abs, struct target *t
 	if (strncmp(out, c->ws, c->wslen) != 0 || out[c->wslen] != '/' ||
 	    strlen(out) >= sizeof t->host)
 		return;
+	struct stat st;
+	if (lstat(out, &st) == 0)
+		return; /* something is there after all (a dangling symlink followed): not a name made */
 	strcpy(t->host, out);
 	snprintf(t->rel, sizeof t->rel, "%s", out + c->wslen + 1);
 	t->in_ws = true;
@@ -689,7 +690,6 @@ static int resolve(struct checkpoint *c, pid_t pid, int dirfd, uint64_t path_add
 {
 	char path[PATH_MAX], abs[PATH_MAX], alt[PATH_MAX];
 	t->exists = t->in_ws = false;
-	t->pfd = -1;
 	t->kind = NULL;
 	int r = read_string(pid, path_addr, path, sizeof path);
 	if (r < 0)
@@ -711,74 +711,25 @@ static int resolve(struct checkpoint *c, pid_t pid, int dirfd, uint64_t path_add
 	int rootfd = root_of(c, pid);
 	if (rootfd < 0)
 		return rootfd;
-	/* the directory, then the last component in it */
-	char *slash = strrchr(abs, '/');
-	char last[NAME_MAX + 1];
-	size_t ll = strlen(slash + 1);
-	if (ll > NAME_MAX) {
-		close(rootfd);
-		return -ENAMETOOLONG;
-	}
-	memcpy(last, slash + 1, ll + 1);
-	*slash = '\0';
-	struct open_how how = { .flags = O_PATH | O_DIRECTORY | O_CLOEXEC,
+	struct open_how how = { .flags = O_PATH | O_CLOEXEC | (follow ? 0 : O_NOFOLLOW),
 				.resolve = RESOLVE_IN_ROOT };
-	int pfd = (int)syscall(SYS_openat2, rootfd, abs[0] ? abs : "/", &how, sizeof how);
-	*slash = '/';
-	if (pfd < 0) {
-		int e = errno;
-		if (e == ENOENT)
-			lexical_name(c, abs, t);
-		return e == ENOENT || e == ENOTDIR ? 0 : -e;
-	}
-	int fd = -1;
-	if (!last[0] || strcmp(last, ".") == 0 || strcmp(last, "..") == 0) {
-		fd = openat(pfd, last[0] ? last : ".", O_PATH | O_CLOEXEC);
-	} else if (follow) {
-		struct open_how fh = { .flags = O_PATH | O_CLOEXEC, .resolve = RESOLVE_IN_ROOT };
-		fd = (int)syscall(SYS_openat2, rootfd, abs, &fh, sizeof fh);
-	} else {
-		fd = openat(pfd, last, O_PATH | O_NOFOLLOW | O_CLOEXEC);
-	}
-	int e = errno;
+	int fd = (int)syscall(SYS_openat2, rootfd, abs, &how, sizeof how);
 	if (fd >= 0) {
-		close(pfd);
 		if (stat_of(fd, "", &t->st, &t->born) == 0 && t->st.st_dev == c->wsdev)
 			t->exists = t->in_ws = host_name(c, fd, &t->st, t);
 		close(fd);
 		return 0;
 	}
-	if (e != ENOENT) {
-		close(pfd);
-		return e == ELOOP || e == EXDEV ? 0 : -e; /* a magic link elsewhere: not a workspace file */
+	int e = errno;
+	if (e == ENOENT) {
+		/* absent: named by its words (a creation needs no more: it destroys nothing) */
+		lexical_name(c, abs, t);
+		return 0;
 	}
-	/* absent: its directory kept, the name worked out when needed (absent_name()) */
-	t->pfd = pfd;
-	memcpy(t->last, last, ll + 1);
-	return 0;
+	/* a name under a file, a magic link elsewhere (/proc/N/...): not a workspace file */
+	return e == ENOTDIR || e == ELOOP || e == EXDEV ? 0 : -e;
 }
 
-/* An absent target's name: in the workspace when its directory is (sets in_ws, rel, host). */
-static void absent_name(struct checkpoint *c, struct target *t)
-{
-	if (t->pfd < 0)
-		return;
-	struct stat ps;
-	size_t ll = strlen(t->last);
-	if (fstat(t->pfd, &ps) == 0 && ps.st_dev == c->wsdev && host_name(c, t->pfd, &ps, t)) {
-		size_t hl = strlen(t->host), rl = strlen(t->rel);
-		if (hl + 1 + ll < sizeof t->host && rl + 1 + ll < sizeof t->rel) {
-			snprintf(t->host + hl, sizeof t->host - hl, "/%s", t->last);
-			if (strcmp(t->rel, ".") == 0)
-				snprintf(t->rel, sizeof t->rel, "%s", t->last);
-			else
-				snprintf(t->rel + rl, sizeof t->rel - rl, "/%s", t->last);
-			t->in_ws = true;
-		}
-	}
-	close(t->pfd);
-	t->pfd = -1;
-}
 
 /* ---- saving ------------------------------------------------------------------------------- */
 
@@ -920,7 +871,6 @@ static int save(struct checkpoint *c, const struct target *t, int how)
 /* Journals a name the sandbox makes where there was none. */
 static int created(struct checkpoint *c, struct target *t, const char *kind)
 {
-	absent_name(c, t);
 	/* a rename's destination is a name the sandbox makes even where one was (saved first) */
 	if ((t->exists && strcmp(kind, "rename") != 0) || !covered(c, t))
 		return 0;
@@ -1007,7 +957,6 @@ static int handle(struct checkpoint *c, const struct seccomp_notif *req, struct 
 	const __u64 *a = req->data.args;
 	pid_t pid = (pid_t)req->pid;
 	int r = 0, nr = req->data.nr;
-	t->pfd = u->pfd = -1;
 	t->kind = u->kind = NULL;
 	t->in_ws = u->in_ws = t->exists = u->exists = false;
 	int flags = 0, dirfd = AT_FDCWD;
@@ -1174,10 +1123,8 @@ static void answer(struct checkpoint *c, int listener, struct seccomp_notif *req
 	/* the first call in the workspace takes the git side before anything changes */
 	for (int i = 0; i < 2 && !c->git_done && r == 0; i++) {
 		struct target *x = i ? u : t;
-		if (x->kind) {
-			absent_name(c, x);
+		if (x->kind)
 			(void)covered(c, x);
-		}
 	}
 	memset(resp, 0, resp_size);
 	resp->id = req->id;
@@ -1197,9 +1144,6 @@ static void answer(struct checkpoint *c, int listener, struct seccomp_notif *req
 		struct target *x = i ? u : t;
 		if (r == 0 && x->kind && created(c, x, x->kind) < 0)
 			tell(c, NEWS_REFUSED, EIO, (pid_t)req->pid, x->rel); /* unjournalled: said */
-		if (x->pfd >= 0)
-			close(x->pfd);
-		x->pfd = -1;
 	}
 }
 
@@ -1662,7 +1606,6 @@ int checkpoint_host_change(struct checkpoint *c, const char *host_path)
 	if (!t)
 		return -ENOMEM;
 	int r = 0;
-	t->pfd = -1;
 	size_t n = strlen(host_path);
 	if (n >= sizeof t->host || strncmp(host_path, c->ws, c->wslen) != 0 || host_path[c->wslen] != '/')
 		goto out; /* not the workspace's (home's agent state): not the checkpoint's */
