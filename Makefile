@@ -113,7 +113,7 @@ $(BUILD)/airlock-preload.so: $(SHIM_OBJS)
 # that no loader, library or LD_PRELOAD runs before its ruleset; no sanitizers (they need the
 # loader).
 $(BUILD)/airlock-landlock: landlock/airlock-landlock.c launcher/sandbox/landlock.h \
-		launcher/checkpoint/filter.h
+		launcher/checkpoint/filter.h core/fdpass.h
 	@mkdir -p $(dir $@)
 	$(CC) -std=gnu11 -O2 $(WARN) -D_GNU_SOURCE -I. -static -o $@ $< $(LDFLAGS)
 

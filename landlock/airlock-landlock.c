@@ -49,6 +49,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "core/fdpass.h"
 #include "launcher/checkpoint/filter.h" /* the checkpoint's seccomp filter, shared with tests */
 #include "launcher/sandbox/landlock.h"   /* LANDLOCK_ABI_KNOWN, shared with the launcher */
 
@@ -246,26 +247,10 @@ static void notify_install(int sock)
 	if (listener < 0)
 		die(EXIT_FAILED, "cannot install the checkpoint's seccomp filter: %s; not running the agent",
 		    strerror(errno));
-	char one = 'L';
-	struct iovec iov = { &one, 1 };
-	union {
-		char buf[CMSG_SPACE(sizeof(int))];
-		struct cmsghdr align;
-	} u;
-	memset(&u, 0, sizeof u);
-	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf,
-			     .msg_controllen = sizeof u.buf };
-	struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
-	c->cmsg_level = SOL_SOCKET;
-	c->cmsg_type = SCM_RIGHTS;
-	c->cmsg_len = CMSG_LEN(sizeof(int));
-	memcpy(CMSG_DATA(c), &listener, sizeof(int));
-	ssize_t w;
-	while ((w = sendmsg(sock, &mh, MSG_NOSIGNAL)) < 0 && errno == EINTR)
-		;
-	if (w != 1)
+	int e = fdpass_send(sock, "L", 1, listener);
+	if (e < 0)
 		die(EXIT_FAILED, "cannot hand the checkpoint's listener to the launcher: %s; not running "
-		    "the agent", w < 0 ? strerror(errno) : "short write");
+		    "the agent", strerror(-e));
 	close(listener);
 	close(sock);
 }

@@ -26,8 +26,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/fdpass.h"
 #include "launcher/checkpoint/filter.h" /* SYS_fchmodat2 where the headers lack it */
 #include "launcher/checkpoint/store.h"
+#include "launcher/profiles/profile.h" /* profile_mkdirs() */
 
 #ifndef SECCOMP_USER_NOTIF_FLAG_CONTINUE
 #define SECCOMP_USER_NOTIF_FLAG_CONTINUE (1UL << 0)
@@ -1180,14 +1182,6 @@ static void end_records(struct checkpoint *c)
 /* Receives the listener from the helper: -1 when the sandbox ended first (or sent none). */
 static int listener_recv(struct checkpoint *c)
 {
-	char one;
-	struct iovec iov = { &one, 1 };
-	union {
-		char buf[CMSG_SPACE(sizeof(int))];
-		struct cmsghdr align;
-	} u;
-	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf,
-			     .msg_controllen = sizeof u.buf };
 	for (;;) {
 		struct pollfd p[2] = { { c->sock[0], POLLIN, 0 }, { c->stop[0], POLLIN, 0 } };
 		if (poll(p, 2, -1) < 0) {
@@ -1197,17 +1191,9 @@ static int listener_recv(struct checkpoint *c)
 		}
 		if (p[1].revents)
 			return -1;
-		ssize_t n = recvmsg(c->sock[0], &mh, MSG_CMSG_CLOEXEC);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return -1;
-		struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
-		int fd = -1;
-		if (cm && cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS &&
-		    cm->cmsg_len == CMSG_LEN(sizeof(int)))
-			memcpy(&fd, CMSG_DATA(cm), sizeof fd);
-		return fd;
+		char one;
+		int fd;
+		return fdpass_recv(c->sock[0], &one, 1, &fd) > 0 ? fd : -1;
 	}
 }
 
@@ -1284,23 +1270,6 @@ int checkpoint_probe(char *why, size_t whylen)
 	return 0;
 }
 
-static int mkdirs(const char *path)
-{
-	char buf[PATH_MAX];
-	if (snprintf(buf, sizeof buf, "%s", path) >= (int)sizeof buf)
-		return -ENAMETOOLONG;
-	for (char *p = buf + 1; *p; p++) {
-		if (*p != '/')
-			continue;
-		*p = '\0';
-		if (mkdir(buf, 0700) != 0 && errno != EEXIST)
-			return -errno;
-		*p = '/';
-	}
-	if (mkdir(buf, 0700) != 0 && errno != EEXIST)
-		return -errno;
-	return 0;
-}
 
 static bool within(const char *path, const char *dir)
 {
@@ -1324,7 +1293,8 @@ struct checkpoint *checkpoint_new(const struct checkpoint_config *cfg, checkpoin
 	c->refused = refused;
 	c->ctx = ctx;
 	c->cover_ignored = cfg->ignored;
-	int r = mkdirs(root);
+	char failed[PATH_MAX];
+	int r = profile_mkdirs(root, failed, sizeof failed);
 	if (r < 0 || !(canon = realpath(root, NULL))) {
 		snprintf(err, errlen, "cannot make the checkpoint store %s: %s (set XDG_STATE_HOME)", root,
 			 strerror(r < 0 ? -r : errno));

@@ -22,6 +22,7 @@
 #include <netlink/route/route.h>
 
 #include "core/grow.h"
+#include "core/fdpass.h"
 #include "launcher/sandbox/netns.h"
 #include "launcher/sandbox/agent_tty.h"
 
@@ -393,19 +394,7 @@ static int open_listener(const struct netns_listener *l, const char **what)
 
 static int send_fd(int sock, const struct wire *w, int fd)
 {
-	union {
-		char buf[CMSG_SPACE(sizeof(int))];
-		struct cmsghdr align;
-	} u;
-	struct iovec iov = { (void *)w, sizeof *w };
-	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf,
-			     .msg_controllen = sizeof u.buf };
-	struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
-	c->cmsg_level = SOL_SOCKET;
-	c->cmsg_type = SCM_RIGHTS;
-	c->cmsg_len = CMSG_LEN(sizeof(int));
-	memcpy(CMSG_DATA(c), &fd, sizeof fd);
-	return sendmsg(sock, &mh, MSG_NOSIGNAL) == (ssize_t)sizeof *w ? 0 : -errno;
+	return fdpass_send(sock, w, sizeof *w, fd);
 }
 
 /* Opens and sends every listener, then "ready"; our copies are closed after sending. */

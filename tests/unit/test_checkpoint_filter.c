@@ -23,6 +23,7 @@
 
 #include <cmocka.h>
 
+#include "core/fdpass.h"
 #include "launcher/checkpoint/filter.h"
 
 static char dir[] = "/tmp/airlock-cpfilter-XXXXXX";
@@ -47,45 +48,6 @@ static void child_calls(void)
 	(void)syscall(SYS_getpid);                            /* never */
 }
 
-static void send_fd(int sock, int fd)
-{
-	char one = 'L';
-	struct iovec iov = { &one, 1 };
-	union {
-		char buf[CMSG_SPACE(sizeof(int))];
-		struct cmsghdr align;
-	} u;
-	memset(&u, 0, sizeof u);
-	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf,
-			     .msg_controllen = sizeof u.buf };
-	struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
-	c->cmsg_level = SOL_SOCKET;
-	c->cmsg_type = SCM_RIGHTS;
-	c->cmsg_len = CMSG_LEN(sizeof(int));
-	memcpy(CMSG_DATA(c), &fd, sizeof fd);
-	if (sendmsg(sock, &mh, 0) != 1)
-		_exit(3);
-}
-
-static int recv_fd(int sock)
-{
-	char one;
-	struct iovec iov = { &one, 1 };
-	union {
-		char buf[CMSG_SPACE(sizeof(int))];
-		struct cmsghdr align;
-	} u;
-	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf,
-			     .msg_controllen = sizeof u.buf };
-	if (recvmsg(sock, &mh, 0) != 1)
-		return -1;
-	int fd = -1;
-	struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
-	if (c && c->cmsg_type == SCM_RIGHTS)
-		memcpy(&fd, CMSG_DATA(c), sizeof fd);
-	return fd;
-}
-
 static void test_which_calls_wait(void **state)
 {
 	(void)state;
@@ -108,13 +70,16 @@ static void test_which_calls_wait(void **state)
 				     SECCOMP_FILTER_FLAG_NEW_LISTENER, &prog);
 		if (l < 0)
 			_exit(2);
-		send_fd(sv[1], l);
+		if (fdpass_send(sv[1], "L", 1, l) < 0)
+			_exit(3);
 		close(l);
 		child_calls();
 		_exit(0);
 	}
 	close(sv[1]);
-	int listener = recv_fd(sv[0]);
+	char one;
+	int listener = -1;
+	assert_int_equal(fdpass_recv(sv[0], &one, 1, &listener), 1);
 	assert_true(listener >= 0);
 	int seen[8], n = 0;
 	struct seccomp_notif req;
