@@ -156,6 +156,12 @@ CKPT_READER_OBJS := $(addprefix $(BUILD)/launcher/checkpoint/,journal.o store.o 
 $(BUILD)/tests/test_checkpoint_reader: $(CKPT_READER_OBJS)
 $(BUILD)/tests/test_checkpoint_reader: UNIT_EXTRA := $(CKPT_READER_OBJS) $(BUILD)/libairlock-core.a \
 	$(CRYPTO_LIBS)
+# The checkpoint worker and undo end to end (a child under the filter, no sandbox).
+CKPT_WORKER_OBJS := $(CKPT_READER_OBJS) $(BUILD)/launcher/checkpoint/supervise.o \
+	$(BUILD)/launcher/profiles/profile.o
+$(BUILD)/tests/test_checkpoint_worker: $(CKPT_WORKER_OBJS)
+$(BUILD)/tests/test_checkpoint_worker: UNIT_EXTRA := $(CKPT_WORKER_OBJS) $(BUILD)/libairlock-core.a \
+	$(BUILD)/libairlock-policy.a $(CRYPTO_LIBS) $(YAML_LIBS)
 $(BUILD)/tests/test_log_summary: $(LOGREAD_OBJS) $(BUILD)/launcher/log/log_summary.o $(CKPT_OBJS) \
 	tests/unit/said.h
 $(BUILD)/tests/test_log_summary: UNIT_EXTRA := $(LOGREAD_OBJS) $(BUILD)/launcher/log/log_summary.o \

@@ -62,6 +62,7 @@ struct ino_slot {
 	int state; /* 0: empty */
 	mode_t mode; /* as first saved: a later copy of a linked inode records these, not a chmod's */
 	struct timespec mtime;
+	const char *path; /* the path it was first saved under (a path_slot's string), or NULL */
 };
 
 /* A set of workspace-relative paths the journal names, with flags. */
@@ -544,7 +545,15 @@ static int stat_of(int dirfd, const char *name, struct stat *st, struct timespec
 	return 0;
 }
 
-/* The caller's view of a path: absolute, from its cwd or dirfd.  0 or -errno. */
+/*
+ * A relative path the caller may use (the kernel walks it from its cwd or
+ * dirfd) that is too long to name from the root (PATH_MAX): the worker
+ * cannot find the file, so the call is refused (ENAMETOOLONG), never let go
+ * unsaved.
+ */
+#define TOO_DEEP 100000
+
+/* The caller's view of a path: absolute, from its cwd or dirfd.  0, -TOO_DEEP or -errno. */
 static int caller_abs(pid_t pid, int dirfd, const char *path, char *out, size_t cap)
 {
 	if (path[0] == '/') {
@@ -559,15 +568,19 @@ static int caller_abs(pid_t pid, int dirfd, const char *path, char *out, size_t 
 	else
 		snprintf(link, sizeof link, "/proc/%d/fd/%d", pid, dirfd);
 	ssize_t n = readlink(link, base, sizeof base - 1);
+	if (n < 0 && errno == ENAMETOOLONG)
+		return -TOO_DEEP;
 	if (n <= 0)
 		return n < 0 ? -errno : -ENOENT;
+	if ((size_t)n >= sizeof base - 1)
+		return -TOO_DEEP; /* readlink(2) cuts what does not fit */
 	base[n] = '\0';
 	if (base[0] != '/')
 		return -ENOTDIR; /* a pipe, a socket, an anonymous inode */
 	if (n > 10 && strcmp(base + n - 10, " (deleted)") == 0)
 		return -ENOENT;
 	int w = snprintf(out, cap, "%s/%s", strcmp(base, "/") == 0 ? "" : base, path);
-	return w < 0 || (size_t)w >= cap ? -ENAMETOOLONG : 0;
+	return w < 0 || (size_t)w >= cap ? -TOO_DEEP : 0;
 }
 
 /*
@@ -700,7 +713,21 @@ static int resolve(struct checkpoint *c, pid_t pid, int dirfd, uint64_t path_add
 		return -ENOENT;
 	if ((r = caller_abs(pid, dirfd, path, abs, sizeof abs)) < 0)
 		return r;
-	if (self_path(pid, abs, alt, sizeof alt)) {
+	/* "/proc//self/", "/proc/./self/": the same as "/proc/self/" (a kernel walk folds them) */
+	char folded[PATH_MAX];
+	size_t k = 0;
+	for (const char *q = abs; *q && k + 1 < sizeof folded; q++) {
+		if (*q == '/' && k > 0 && folded[k - 1] == '/')
+			continue;
+		if (*q == '.' && k > 0 && folded[k - 1] == '/' && (q[1] == '/' || q[1] == '\0')) {
+			if (q[1] == '/')
+				q++;
+			continue;
+		}
+		folded[k++] = *q;
+	}
+	folded[k] = '\0';
+	if (self_path(pid, folded, alt, sizeof alt)) {
 		/* the caller's own descriptors and /proc: the host's /proc reaches the same objects */
 		int fd = open(alt, O_PATH | O_CLOEXEC | (follow ? 0 : O_NOFOLLOW));
 		if (fd < 0)
@@ -723,6 +750,20 @@ static int resolve(struct checkpoint *c, pid_t pid, int dirfd, uint64_t path_add
 		return 0;
 	}
 	int e = errno;
+	if (e == EXDEV && snprintf(alt, sizeof alt, "/proc/%d/root%s", pid, abs) < (int)sizeof alt) {
+		/*
+		 * A magic link on the way (/proc/N/fd/M, /proc/N/cwd, /proc//self/...),
+		 * which RESOLVE_IN_ROOT refuses: followed as the kernel follows it for
+		 * the caller, from its root.
+		 */
+		fd = open(alt, O_PATH | O_CLOEXEC | (follow ? 0 : O_NOFOLLOW));
+		if (fd >= 0) {
+			if (stat_of(fd, "", &t->st, &t->born) == 0 && t->st.st_dev == c->wsdev)
+				t->exists = t->in_ws = host_name(c, fd, &t->st, t);
+			close(fd);
+		}
+		return 0;
+	}
 	if (e == ENOENT) {
 		/* absent: named by its words (a creation needs no more: it destroys nothing) */
 		lexical_name(c, abs, t);
@@ -800,13 +841,34 @@ static int copy_into(struct checkpoint *c, const struct target *t, const char *n
 	return r;
 }
 
+/* Whether rel or one of its directories is a name the sandbox made (a rename's destination too). */
+static bool made_here(struct checkpoint *c, const char *rel)
+{
+	char buf[PATH_MAX];
+	size_t n = strlen(rel);
+	if (n >= sizeof buf)
+		return false;
+	memcpy(buf, rel, n + 1);
+	for (size_t i = 1; i <= n; i++) {
+		if (buf[i] != '/' && buf[i] != '\0')
+			continue;
+		char was = buf[i];
+		buf[i] = '\0';
+		struct path_slot *ps = path_find(c, buf, false);
+		buf[i] = was;
+		if (ps && (ps->flags & PATH_CREATED))
+			return true;
+	}
+	return false;
+}
+
 /*
  * Saves t's object if it needs it: how is SAVED_LINK (its name is going) or
  * SAVED_COPY (its content is about to change).  0 or -errno (refuse the call).
  */
 static int save(struct checkpoint *c, const struct target *t, int how)
 {
-	if (!t->exists || !covered(c, t))
+	if (!t->exists)
 		return 0;
 	bool reg = S_ISREG(t->st.st_mode), lnk = S_ISLNK(t->st.st_mode);
 	if (!reg && !lnk)
@@ -814,6 +876,15 @@ static int save(struct checkpoint *c, const struct target *t, int how)
 	struct ino_slot *s = ino_find(c, t->st.st_dev, t->st.st_ino, false);
 	if (s && (s->state == SAVED_COPY || how == SAVED_LINK))
 		return 0; /* its content, as it was, is in the store */
+	/*
+	 * A linked inode about to be written is copied wherever its name is now
+	 * (moved under a git-ignored directory too): the link in the store is
+	 * that same inode, and would change with it.
+	 */
+	if (!s && !covered(c, t))
+		return 0;
+	if (s && !t->in_ws)
+		return 0;
 	if (!s && !ts_le(&t->born, &c->t))
 		return 0; /* made since the checkpoint: not the checkpoint's */
 	if (lnk && how == SAVED_COPY)
@@ -854,13 +925,31 @@ static int save(struct checkpoint *c, const struct target *t, int how)
 	snprintf(head, sizeof head, "save\t%s\t%s\t%o\t%lld\t%lld", name,
 		 how == SAVED_LINK ? "link" : "copy", (unsigned)mode, (long long)t->st.st_size,
 		 ts_ns(&mt));
-	if ((r = journal_put(c, head, t->rel)) < 0)
+	/*
+	 * The copy of a linked inode supersedes the link under the path the link
+	 * was saved for (store.h: a later "save" of the same PATH), wherever the
+	 * inode is written now (`mv a b; echo x >b`, `ln a b; echo x >b`); and
+	 * under the name it is written through as well, when that name is not
+	 * one the sandbox made (a second name the inode had at the start).
+	 */
+	const char *first = s && s->path ? s->path : NULL;
+	if (first && (r = journal_put(c, head, first)) < 0)
 		return r;
+	if (!first || strcmp(first, t->rel) != 0) {
+		bool made = first && made_here(c, t->rel);
+		if (!made && (!first || covered(c, t)) && (r = journal_put(c, head, t->rel)) < 0)
+			return r;
+		struct path_slot *ps = made ? path_find(c, t->rel, true) : NULL;
+		if (ps)
+			ps->flags |= PATH_NAMED; /* an "end" record: undo knows the sandbox left it so */
+	}
 	if (!s && !(s = ino_find(c, t->st.st_dev, t->st.st_ino, true)))
 		return -ENOMEM;
 	if (!s->state) {
 		s->mode = t->st.st_mode;
 		s->mtime = t->st.st_mtim;
+		struct path_slot *ps = path_find(c, t->rel, false);
+		s->path = ps ? ps->path : NULL;
 	}
 	s->state = how;
 	if (how == SAVED_LINK)
@@ -1083,11 +1172,16 @@ static int handle(struct checkpoint *c, const struct seccomp_notif *req, struct 
 	case SYS_link:
 		if ((r = resolve(c, pid, AT_FDCWD, a[1], false, t)) == 0)
 			t->kind = "link";
+		if (!r && (r = resolve(c, pid, AT_FDCWD, a[0], false, u)) == 0)
+			r = save(c, u, SAVED_LINK);
 		break;
 #endif
 	case SYS_linkat:
 		if ((r = resolve(c, pid, (int)a[2], a[3], false, t)) == 0)
 			t->kind = "link";
+		/* the inode gets a second name: its first one kept first (a write through the new one is copied under it) */
+		if (!r && (r = resolve(c, pid, (int)a[0], a[1], ((int)a[4] & AT_SYMLINK_FOLLOW) != 0, u)) == 0)
+			r = save(c, u, SAVED_LINK);
 		break;
 #ifdef SYS_mknod
 	case SYS_mknod:
@@ -1110,6 +1204,14 @@ static int handle(struct checkpoint *c, const struct seccomp_notif *req, struct 
 	if (r == -EFAULT || r == -ENAMETOOLONG || r == -ENOENT || r == -ENOTDIR || r == -ESRCH ||
 	    r == -EACCES || r == -ELOOP)
 		r = 0;
+	if (r == -TOO_DEEP) {
+		/* a name only made destroys nothing (left unjournalled); else it could be a file of the checkpoint's: refused, not let go unsaved */
+		bool makes = nr == SYS_mkdirat || nr == SYS_symlinkat || nr == SYS_mknodat;
+#ifdef SYS_mkdir
+		makes = makes || nr == SYS_mkdir || nr == SYS_symlink || nr == SYS_mknod;
+#endif
+		r = makes ? 0 : -ENAMETOOLONG;
+	}
 	if (r < 0)
 		snprintf(refused_path, PATH_MAX, "%s", t->in_ws ? t->rel : "?");
 	return r;

@@ -57,6 +57,7 @@ const char *ckpt_object_check(int storefd, const struct ckpt_save *sv, struct st
 struct devino {
 	dev_t dev;
 	ino_t ino;
+	long long size, mtime_ns; /* as the link record says */
 };
 
 struct undo {
@@ -81,8 +82,16 @@ static int devino_cmp(const void *x, const void *y)
 
 static bool is_link_inode(const struct undo *u, const struct stat *st)
 {
-	struct devino k = { st->st_dev, st->st_ino };
+	struct devino k = { st->st_dev, st->st_ino, 0, 0 };
 	return u->nlinks && bsearch(&k, u->links, u->nlinks, sizeof k, devino_cmp);
+}
+
+/* One of the link objects' inodes, unchanged since its name was saved (size and mtime)? */
+static bool is_unchanged_link_inode(const struct undo *u, const struct stat *st)
+{
+	struct devino k = { st->st_dev, st->st_ino, 0, 0 };
+	const struct devino *f = u->nlinks ? bsearch(&k, u->links, u->nlinks, sizeof k, devino_cmp) : NULL;
+	return f && f->size == (long long)st->st_size && f->mtime_ns == ckpt_mtime_ns(st);
 }
 
 /* Does st match e's end record?  Directories: type and inode (their size and mtime move as their
@@ -206,6 +215,72 @@ static bool empty_after(struct undo *u, int dirfd, const char *name, const char 
 	return empty;
 }
 
+/*
+ * What a directory the sandbox moved there (a rename's destination) still
+ * holds of the checkpoint's own: files and symlinks whose inode the store
+ * kept by a link (they were moved along, their old names are restored from
+ * the store) and not changed since (size and mtime as the link record says:
+ * the user's later edit in place is kept), and directories holding nothing
+ * else.  Removes them (unless a
+ * dry run); true when nothing else is left in dirfd/name, which may then go.
+ * A path the journal names is left to its own entry.
+ */
+static bool clear_moved(struct undo *u, int dirfd, const char *name, const char *rel, int depth)
+{
+	int fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0 || depth > 256) {
+		if (fd >= 0)
+			close(fd);
+		return false;
+	}
+	DIR *d = fdopendir(fd);
+	if (!d) {
+		close(fd);
+		return false;
+	}
+	bool empty = true;
+	struct dirent *de;
+	char child[PATH_MAX];
+	while ((de = readdir(d)) != NULL) {
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+			continue;
+		if (snprintf(child, sizeof child, "%s/%s", rel, de->d_name) >= (int)sizeof child) {
+			empty = false;
+			continue;
+		}
+		const struct ckpt_entry *c = ckpt_journal_find(&u->s->j, child);
+		struct stat st;
+		bool only_end = c && c->ended && !c->saved && !c->created && !c->dir;
+		if (c && !only_end) {
+			empty = empty && u->removed[c - u->s->j.e];
+			continue;
+		}
+		if (fstatat(fd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+			empty = false;
+			continue;
+		}
+		if (only_end) {
+			/* a moved file the sandbox wrote (its old name's copy is in the store): as it left it? */
+			if (!S_ISDIR(st.st_mode) && is_link_inode(u, &st) && matches_end(c, &st) &&
+			    (u->o->dry_run || unlinkat(fd, de->d_name, 0) == 0))
+				continue;
+			empty = false;
+			continue;
+		}
+		if (S_ISDIR(st.st_mode)) {
+			if (clear_moved(u, fd, de->d_name, child, depth + 1) &&
+			    (u->o->dry_run || unlinkat(fd, de->d_name, AT_REMOVEDIR) == 0))
+				continue;
+		} else if (is_unchanged_link_inode(u, &st) &&
+			   (u->o->dry_run || unlinkat(fd, de->d_name, 0) == 0)) {
+			continue;
+		}
+		empty = false;
+	}
+	closedir(d);
+	return empty;
+}
+
 static void remove_created(struct undo *u, size_t i)
 {
 	const struct ckpt_entry *e = &u->s->j.e[i];
@@ -224,8 +299,12 @@ static void remove_created(struct undo *u, size_t i)
 					 : " (changed outside the sandbox after it was created)");
 		u->res->kept++;
 	} else if (S_ISDIR(st.st_mode)) {
-		bool ok = u->o->dry_run ? empty_after(u, dfd, name, e->path)
-					: unlinkat(dfd, name, AT_REMOVEDIR) == 0;
+		/* a directory moved there: what it brought along of the checkpoint's goes with it */
+		bool moved = e->create_kind == 'r' && u->nlinks;
+		bool ok = u->o->dry_run ? (moved ? clear_moved(u, dfd, name, e->path, 0)
+						  : empty_after(u, dfd, name, e->path))
+					: ((!moved || clear_moved(u, dfd, name, e->path, 0)) &&
+					   unlinkat(dfd, name, AT_REMOVEDIR) == 0);
 		if (ok) {
 			line(u, "remove", e->path, "/");
 			u->removed[i] = 1;
@@ -521,7 +600,8 @@ int ckpt_undo(struct ckpt_store *s, const struct ckpt_undo_options *o, struct ck
 		struct stat st;
 		snprintf(name, sizeof name, "objects/%lu", j->links[i].obj);
 		if (fstatat(s->dirfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode))
-			u.links[u.nlinks++] = (struct devino){ st.st_dev, st.st_ino };
+			u.links[u.nlinks++] = (struct devino){ st.st_dev, st.st_ino, j->links[i].size,
+							       j->links[i].mtime_ns };
 	}
 	qsort(u.links, u.nlinks, sizeof *u.links, devino_cmp);
 

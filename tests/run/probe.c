@@ -479,6 +479,68 @@ static int do_trunc(const char *what, char **files, int n, bool raw)
 	return report(what, done);
 }
 
+/*
+ * [raw]procfd FILE...: each file opened read-only, then opened again for writing through
+ * /proc/PID/fd/N (PID: its own, as its pid namespace numbers it; a magic link) with O_TRUNC,
+ * and overwritten with garbage.
+ */
+static int do_procfd(const char *what, char **files, int n, bool raw)
+{
+	static const char junk[] = "garbage\n";
+	long done = 0;
+	for (int i = 0; i < n; i++) {
+		long ro = raw ? syscall(SYS_openat, AT_FDCWD, files[i], O_RDONLY | O_CLOEXEC)
+			      : open(files[i], O_RDONLY | O_CLOEXEC);
+		if (ro < 0) {
+			note_err();
+			continue;
+		}
+		char via[64];
+		snprintf(via, sizeof via, "/proc/%ld/fd/%ld", raw ? syscall(SYS_getpid) : (long)getpid(), ro);
+		long fd = raw ? syscall(SYS_openat, AT_FDCWD, via, O_WRONLY | O_TRUNC | O_CLOEXEC)
+			      : open(via, O_WRONLY | O_TRUNC | O_CLOEXEC);
+		if (fd >= 0 && (raw ? syscall(SYS_write, fd, junk, sizeof junk - 1)
+				    : write((int)fd, junk, sizeof junk - 1)) == (long)sizeof junk - 1)
+			done++;
+		else
+			note_err();
+		if (fd >= 0)
+			close((int)fd);
+		close((int)ro);
+	}
+	return report(what, done);
+}
+
+/*
+ * deeptrunc FILE: FILE moved into a new directory so deep that its path no longer fits
+ * PATH_MAX from the root, truncated there through its short relative name, and moved back.
+ */
+static int do_deeptrunc(const char *file)
+{
+	static const char junk[] = "garbage\n";
+	char name[201];
+	memset(name, 'd', sizeof name - 1);
+	name[sizeof name - 1] = '\0';
+	int top = open(".", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (top < 0 || (mkdir("deep", 0755) < 0 && errno != EEXIST) || chdir("deep") < 0)
+		return result("deeptrunc", -1, errno);
+	for (int i = 0; i < 24; i++)
+		if ((mkdir(name, 0755) < 0 && errno != EEXIST) || chdir(name) < 0)
+			return result("deeptrunc", -1, errno);
+	if (renameat(top, file, AT_FDCWD, "victim") < 0)
+		return result("deeptrunc", -1, errno);
+	int fd = open("victim", O_WRONLY | O_TRUNC | O_CLOEXEC);
+	int e = errno;
+	if (fd >= 0) {
+		if (write(fd, junk, sizeof junk - 1) < 0)
+			e = errno;
+		close(fd);
+	}
+	if (renameat(AT_FDCWD, "victim", top, file) < 0)
+		return result("deeptrunc", -1, errno);
+	return result("deeptrunc", fd, e);
+}
+
 static int do_clobber(const char *what, char **files, int n, bool raw)
 {
 	static const char junk[] = "CLOBBERED";
@@ -594,6 +656,10 @@ int main(int argc, char **argv)
 		return do_trunc(cmd, argv + 2, argc - 2, !strncmp(cmd, "raw", 3));
 	if ((!strcmp(cmd, "clobber") || !strcmp(cmd, "rawclobber")) && argc >= 3)
 		return do_clobber(cmd, argv + 2, argc - 2, !strncmp(cmd, "raw", 3));
+	if ((!strcmp(cmd, "procfd") || !strcmp(cmd, "rawprocfd")) && argc >= 3)
+		return do_procfd(cmd, argv + 2, argc - 2, !strncmp(cmd, "raw", 3));
+	if (!strcmp(cmd, "deeptrunc") && argc == 3)
+		return do_deeptrunc(argv[2]);
 	if (!strcmp(cmd, "rename") && argc == 4)
 		return result("rename", rename(argv[2], argv[3]), errno);
 	if (!strcmp(cmd, "rawrename") && argc == 4)
@@ -603,6 +669,6 @@ int main(int argc, char **argv)
 		syscall(SYS_execve, argv[2], argv + 2, environ);
 		return result("exec", -1, errno);
 	}
-	fprintf(stderr, "usage: probe read|write PATH | unix|rawunix PATH | connect IP PORT | tiocsti|tiocsti-hi|tioclinux|tcgets PATH | fork|vfork|clone3|thread | seccomp | int80 | setid DIR | [raw]rmtree DIR... | [raw]trunc|[raw]clobber FILE... | [raw]rename FROM TO | exec PROG ARG...\n");
+	fprintf(stderr, "usage: probe read|write PATH | unix|rawunix PATH | connect IP PORT | tiocsti|tiocsti-hi|tioclinux|tcgets PATH | fork|vfork|clone3|thread | seccomp | int80 | setid DIR | [raw]rmtree DIR... | [raw]trunc|[raw]clobber|[raw]procfd FILE... | deeptrunc FILE | [raw]rename FROM TO | exec PROG ARG...\n");
 	return 2;
 }

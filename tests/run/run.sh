@@ -144,7 +144,7 @@ for u in $USERS; do
 	use_user "$u"
 	echo "# ---- as $u ----"
 	for c in secrets write_outside env exit_codes asks static tiocsti seccomp setid spawn policy_ro timeout signals interactive interactive_attacks forged_events control no_sandbox doctor places real_programs log_full copies profiles landlock_helper landlock late_secrets gate_dies home_allowlist redteam_gate host_sockets \
-		undo_git undo_scripts undo_rmtree undo_trunc undo_clobber undo_rename undo_user_edit undo_dry_run undo_damaged undo_off; do
+		undo_git undo_scripts undo_rmtree undo_trunc undo_clobber undo_rename undo_moved_then_written undo_reopen undo_user_edit undo_dry_run undo_damaged undo_off; do
 		case " ${ONLY_CASES:-$c} " in *" $c "*) "case_$c" ;; esac
 	done
 done

@@ -291,6 +291,46 @@ case_undo_rename()
 	undo_end
 }
 
+# case_undo_moved_then_written: a file of the checkpoint's renamed (alone, or with its directory,
+# or given a second name by a hard link) and then overwritten in place at its new name: the link
+# the store kept for its old name is that same inode, so the content must be copied before the
+# write, under the old name; `airlock undo` puts the old name back and removes the new one.
+case_undo_moved_then_written()
+{
+	undo_ready "a file moved, then written in place" || return
+	undo_begin
+	undo_destroyer "mv src/app.py src/moved.py; echo garbage >src/moved.py" "src/app.py" \
+		"mv src/app.py src/moved.py && echo garbage >src/moved.py"
+	undo_destroyer "mv src lib; write lib/app.py in place; rm lib/lib.c" "src/app.py" \
+		"mv src lib && echo garbage >lib/app.py && rm lib/lib.c"
+	undo_destroyer "mv src/app.py under a git-ignored directory, then write it" "src/app.py" \
+		"mv src/app.py ignored/app.py && echo garbage >ignored/app.py"
+	undo_destroyer "ln src/app.py second; echo garbage >second; rm second" "src/app.py" \
+		"ln src/app.py second && echo garbage >second && rm second"
+	undo_end
+}
+
+# case_undo_reopen: a file opened read-only, then opened again for writing through
+# /proc/PID/fd/N (a magic link the worker's openat2(RESOLVE_IN_ROOT) refuses to follow), and
+# a file moved into a directory so deep its path does not fit PATH_MAX, written through its
+# short relative name: each is saved first (or the call refused), never let go unsaved.
+case_undo_reopen()
+{
+	undo_ready "a file reopened for writing through /proc/PID/fd" || return
+	undo_begin
+	undo_three procfd "reopened for writing through /proc/PID/fd/N" "src/app.py data.bin" \
+		"src/app.py src/lib.c data.bin notes/todo.txt"
+	# the deep one: refused (ENAMETOOLONG) or saved; either way src/app.py's bytes after undo
+	if undo_session "'$PROBE' deeptrunc src/app.py"; then
+		check "$RUN_USER: undo: a file moved into a directory deeper than PATH_MAX and truncated there has its bytes after airlock undo"
+		acmd undo
+		cmp -s "$W/src/app.py" "$U/undo.app.orig" ||
+			_fail "src/app.py lost its bytes (session: $(printf '%s' "$S_OUT" | head -c 100); undo rc $RC: $(printf '%s' "$OUT$ERR" | head -c 300))"
+		done_check
+	fi
+	undo_end
+}
+
 # undo_store: the newest checkpoint store of the user (store.h: STATE/checkpoints/SESSION).
 undo_store()
 {
