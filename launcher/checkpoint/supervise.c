@@ -1145,8 +1145,8 @@ static int handle(struct checkpoint *c, const struct seccomp_notif *req, struct 
 			r = S_ISDIR(u->st.st_mode) ? save_tree(c, u, 0) : save(c, u, SAVED_LINK);
 		if (!r && t->exists)
 			u->kind = "rename"; /* over a name that was there too: saved above */
-		if (!r && (flags & RENAME_EXCHANGE) && !t->exists)
-			t->kind = "rename";
+		if (!r && (flags & RENAME_EXCHANGE) && u->exists)
+			t->kind = "rename"; /* swapped: each name now holds the other's */
 		break;
 #ifdef SYS_mkdir
 	case SYS_mkdir:
