@@ -109,7 +109,8 @@ static bool matches_end(const struct ckpt_entry *e, const struct stat *st)
 static bool sandbox_made(const struct undo *u, const struct ckpt_entry *e, const struct stat *st)
 {
 	if (!u->s->j.any_end)
-		return true; /* the launcher was killed: said once */
+		return false; /* the launcher was killed: nothing says what the sandbox left, so what
+				 is there now is kept (aside), never overwritten or removed; said once */
 	/*
 	 * The sandbox only took the name away (a "link" save, no "create" after
 	 * it: the writer journals every name the sandbox makes, a rename's
@@ -593,7 +594,7 @@ int ckpt_undo(struct ckpt_store *s, const struct ckpt_undo_options *o, struct ck
 		status = 1;
 	}
 	if (!j->any_end && j->n)
-		fprintf(o->err, "airlock: undo: %s has no end records (its launcher was killed): what is in the workspace now is taken as the sandbox's\n",
+		fprintf(o->err, "airlock: undo: %s has no end records (its launcher was killed): what is at a changed path now is kept aside or left, never overwritten or removed\n",
 			s->id);
 	for (size_t i = 0; i < j->nlinks; i++) {
 		char name[64];

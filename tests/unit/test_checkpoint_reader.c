@@ -444,13 +444,13 @@ static void test_undo_killed_launcher(void **state)
 	ws_put("a.txt", "sandbox\n");
 	ws_put("n.txt", "new\n");
 	journal_add(ID, "create\tfile\tn.txt\n");
-	/* no end records: the current state is taken as the sandbox's */
+	/* no end records: nothing says what the sandbox left, so nothing there is lost */
 	char *out;
 	struct ckpt_undo_result res;
 	assert_int_equal(undo_of(ID, false, NULL, 0, &out, &res), 0);
 	expect_file("a.txt", "start\n");
-	assert_false(ws_exists("n.txt"));
-	assert_int_equal(res.kept, 0);
+	assert_true(ws_exists("n.txt"));
+	assert_true(res.kept >= 2);
 	free(out);
 }
 
