@@ -132,16 +132,16 @@ undo_session()
 	return 0
 }
 
-# expect_destroyed: the session changed the tree, refs or stashes (else the case shows nothing).
-expect_destroyed()
+# undo_expect_destroyed: the session changed the tree, refs or stashes (else the case shows nothing).
+undo_expect_destroyed()
 {
 	undo_differs pre post ||
 		_fail "the session destroyed nothing (stale spelling or fixture?): session rc $S_RC, out: $(printf '%s' "$S_OUT" | head -c 200), err: $(printf '%s' "$S_ERR" | head -c 300)"
 }
 
-# expect_restored: the tree, refs and stashes are as before the session; git fsck --full is
+# undo_expect_restored: the tree, refs and stashes are as before the session; git fsck --full is
 # clean; the untracked notes are back.
-expect_restored()
+undo_expect_restored()
 {
 	undo_snap after
 	cmp -s "$U/undo.pre.list" "$U/undo.after.list" ||
@@ -169,7 +169,7 @@ undo_destroyer()
 		return
 	fi
 	check "$RUN_USER: undo: $ud_desc: the session destroys; airlock diff names $ud_want"
-	expect_destroyed
+	undo_expect_destroyed
 	acmd diff
 	expect_rc 0
 	for ud_w in $ud_want; do expect_out_has "$ud_w"; done
@@ -177,7 +177,7 @@ undo_destroyer()
 	check "$RUN_USER: undo: $ud_desc: airlock undo puts every byte back (tree hash, refs, stashes, git fsck, untracked files)"
 	acmd undo
 	expect_rc 0
-	expect_restored
+	undo_expect_restored
 	done_check
 }
 
@@ -359,7 +359,7 @@ case_undo_dry_run()
 	undo_begin
 	undo_session "'$PROBE' rawrmtree ." || { undo_end; return; }
 	check "$RUN_USER: undo --dry-run after an rmtree of the workspace names what it would restore and changes nothing"
-	expect_destroyed
+	undo_expect_destroyed
 	acmd undo --dry-run
 	expect_rc 0
 	expect_out_has "src/app.py"
@@ -369,14 +369,14 @@ case_undo_dry_run()
 	check "$RUN_USER: undo after a dry run restores everything"
 	acmd undo
 	expect_rc 0
-	expect_restored
+	undo_expect_restored
 	done_check
 	undo_end
 }
 
-# expect_kept PATH ORIG USER: PATH holds ORIG's bytes again, and exactly one
+# undo_expect_kept PATH ORIG USER: PATH holds ORIG's bytes again, and exactly one
 # PATH.airlock-kept-* holds the user's text USER; undo's output names PATH.
-expect_kept()
+undo_expect_kept()
 {
 	cmp -s "$1" "$2" || _fail "$1 does not hold its bytes from before the session: $(head -c 80 "$1" 2>&1 | tr '\n' ' ')"
 	ud_n=0
@@ -403,10 +403,10 @@ case_undo_user_edit()
 	undo_session "'$PROBE_STATIC' rawtrunc src/app.py src/lib.c" || { undo_end; return; }
 	printf "the user's own edit after the session\n" >"$W/src/app.py"
 	check "$RUN_USER: undo: a file the user edited after the session is kept aside as PATH.airlock-kept-*, said, and the rest restored"
-	expect_destroyed
+	undo_expect_destroyed
 	acmd undo
 	expect_rc 0
-	expect_kept "$W/src/app.py" "$U/undo.app.orig" "the user's own edit after the session"
+	undo_expect_kept "$W/src/app.py" "$U/undo.app.orig" "the user's own edit after the session"
 	undo_snap after
 	cmp -s "$U/undo.pre.list" "$U/undo.after.list" ||
 		_fail "the tree (less the kept file) differs from before the session: $(undo_delta pre after)"
@@ -428,10 +428,10 @@ i=0; while [ ! -e ignored/go ] && [ \$i -lt 200 ]; do sleep 0.05; i=\$((i + 1));
 	S_RC=$BGRC S_OUT=$(cat "$T/undo.bg.out") S_ERR=$(cat "$T/undo.bg.out.err")
 	undo_snap post
 	check "$RUN_USER: undo: a file the agent deleted and the user wrote again during the session is kept aside, said, and the rest restored"
-	expect_destroyed
+	undo_expect_destroyed
 	acmd undo
 	expect_rc 0
-	expect_kept "$W/src/app.py" "$U/undo.app.orig" "the user's own edit during the session"
+	undo_expect_kept "$W/src/app.py" "$U/undo.app.orig" "the user's own edit during the session"
 	undo_snap after
 	cmp -s "$U/undo.pre.list" "$U/undo.after.list" ||
 		_fail "the tree (less the kept file) differs from before the session: $(undo_delta pre after)"
@@ -449,7 +449,7 @@ case_undo_damaged()
 	ud_st=$(undo_store)
 	ud_obj=$(undo_object "$ud_st" src/app.py)
 	check "$RUN_USER: undo of a store whose object for src/app.py was deleted: exit 1, names src/app.py, writes no src/app.py"
-	expect_destroyed
+	undo_expect_destroyed
 	if [ -z "$ud_obj" ] || [ ! -e "$ud_st/objects/$ud_obj" ]; then
 		_fail "no saved object for src/app.py in the store (${ud_st:-none}): $(grep -a 'src/app.py' "$ud_st/journal" 2>&1 | head -n 3 | tr '\n' ';')"
 	else
@@ -467,7 +467,7 @@ case_undo_damaged()
 	ud_st=$(undo_store)
 	ud_obj=$(undo_object "$ud_st" src/app.py)
 	check "$RUN_USER: undo of a store whose object for src/app.py was truncated: exit 1, names src/app.py, src/app.py not overwritten with the cut bytes"
-	expect_destroyed
+	undo_expect_destroyed
 	if [ -z "$ud_obj" ] || [ ! -e "$ud_st/objects/$ud_obj" ]; then
 		_fail "no saved object for src/app.py in the store (${ud_st:-none})"
 	else
@@ -494,7 +494,7 @@ case_undo_off()
 	undo_session "'$PROBE' rawrmtree ." || { UNDO_ENV=$_env; undo_end; return; }
 	UNDO_ENV=$_env
 	check "$RUN_USER: undo: control: with AIRLOCK_CHECKPOINT=off an rmtree of the workspace is not undone [the checks above can fail]"
-	expect_destroyed
+	undo_expect_destroyed
 	acmd undo
 	undo_snap after
 	undo_differs pre after || _fail "the workspace is back although checkpoints were off"
