@@ -252,7 +252,8 @@ static void said_checkpoint(struct run *r, int e)
 			 "undo %s` puts the workspace back", id, cs.linked + cs.copied, cs.created,
 			 cs.refused ? ", some changes refused (a save failed)" : "", id, id);
 	(void)audit_launcher_note(r->log, getpid(), NULL, msg);
-	if (e < 0 || cs.linked + cs.copied + cs.created > 0)
+	/* on the terminal only when something was overwritten, deleted or refused (the log has it all) */
+	if (e < 0 || cs.linked + cs.copied + cs.refused > 0)
 		r->checkpoint_message = strdup(msg);
 }
 

@@ -86,7 +86,11 @@ case_redteam_gate()
 	rm -rf "$W/rt" "$W/rt-ready" "$W/rt-go"
 	rt_agent >"$U/rt.sh"
 	chmod 644 "$U/rt.sh"
+	# the open gate alone: with the checkpoint on, the move 22 levels deep is refused before it
+	# happens (its worker cannot name the path, so it cannot save what the rename would replace)
+	CALLER_ENV="AIRLOCK_CHECKPOINT=off"
 	arun_bg "$T/rt.out" --headless -- sh "$U/rt.sh"
+	CALLER_ENV=""
 	wait_file "$W/rt-ready" 100
 	mkdir -p "$W/rt/a" "$W/rt/b" "$W/rt/c"
 	for d in a b c; do printf 'SECRET=%s-%s\n' "$ENV_SECRET" "$d" >"$W/rt/$d/.env"; done
