@@ -127,6 +127,7 @@ else
 fi
 commit_project
 INITIAL=$(git -C "$WS" rev-parse HEAD)
+cp "$WS/src/calc.py" "$TMP/calc.py.before"
 
 step "airlock run --headless -- $PY examples/agent.py"
 say "(headless: every action the policy asks about is refused; the agent keeps the terminal)"
@@ -290,6 +291,15 @@ suggested() { # suggested DECISION-STATUS ACTION...: the suggested policy decide
 check "the suggested policy allows git status" suggested 0 exec git status
 check "the suggested policy denies git push, as the run did" suggested 4 exec git push origin HEAD
 check "the suggested policy denies reading .env, as the run did" suggested 4 open "$WS/.env" --read
+
+# The checkpoint: what the session changed in the workspace, and putting it back.
+step "airlock diff --stat: what the agent changed in the workspace (the session's checkpoint)"
+(cd "$WS" && "$AIRLOCK" diff --stat) 2>&1 | sed 's/^/  /'
+step "airlock undo: the workspace as it was before the session"
+(cd "$WS" && "$AIRLOCK" undo) 2>&1 | tail -n 3 | sed 's/^/  /'
+check "airlock undo put src/calc.py back as it was before the session" cmp -s "$WS/src/calc.py" "$TMP/calc.py.before"
+check "airlock undo moved main back to the commit before the session" \
+	test "$(git -C "$WS" rev-parse HEAD)" = "$INITIAL"
 
 say ""
 if [ "$failures" -eq 0 ]; then
