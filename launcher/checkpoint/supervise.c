@@ -46,13 +46,13 @@
 
 /* What the worker tells the launcher, on the news pipe: a record, then len bytes of path. */
 struct news {
-	int kind; /* NEWS_REFUSED, NEWS_STATS, NEWS_FAILED */
+	int kind; /* NEWS_REFUSED or NEWS_STATS */
 	int err;
 	pid_t pid;
 	size_t len;
 	struct checkpoint_stats st;
 };
-enum { NEWS_REFUSED = 1, NEWS_STATS, NEWS_FAILED };
+enum { NEWS_REFUSED = 1, NEWS_STATS };
 
 /* A set of (dev, ino) with a state: how the inode is saved. */
 enum saved { SAVED_LINK = 1, SAVED_COPY };

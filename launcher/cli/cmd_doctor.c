@@ -77,7 +77,6 @@ struct findings {
 	bool cgroup2;
 	bool open_gate;         /* fanotify permission events (open_gate.h) */
 	bool checkpoint;        /* seccomp user notification + openat2 (launcher/checkpoint/supervise.h) */
-	char checkpoint_mode[16]; /* "link" or "copy": how the store keeps a name that goes */
 };
 
 static void set_detail(struct check *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -590,7 +589,6 @@ static void check_checkpoint(struct check *c, struct findings *f)
 	}
 	bool same = getcwd(cwd, sizeof cwd) && stat(cwd, &a) == 0 && stat(dir[0] ? dir : "/", &b) == 0 &&
 		    a.st_dev == b.st_dev;
-	snprintf(f->checkpoint_mode, sizeof f->checkpoint_mode, "%s", same ? "link" : "copy");
 	c->status = CHECK_OK;
 	set_detail(c, "seccomp user notification: files saved before the sandbox changes them, in %s "
 		   "(%s)", root ? root : "?",
