@@ -192,16 +192,21 @@ static bool keep_aside(struct undo *u, int dirfd, const char *rel, const char *n
 /* ---- removing what the sandbox made ------------------------------------------- */
 
 /* Would dirfd/name be empty once the entries marked removed are gone? */
-static bool empty_after(struct undo *u, int dirfd, const char *name, const char *rel)
+/* The directory dirfd/name opened for reading, not through a symlink; NULL when it cannot be. */
+static DIR *dir_at(int dirfd, const char *name)
 {
 	int fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0)
-		return false;
-	DIR *d = fdopendir(fd);
-	if (!d) {
+	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+	if (!d && fd >= 0)
 		close(fd);
+	return d;
+}
+
+static bool empty_after(struct undo *u, int dirfd, const char *name, const char *rel)
+{
+	DIR *d = dir_at(dirfd, name);
+	if (!d)
 		return false;
-	}
 	bool empty = true;
 	struct dirent *de;
 	char child[PATH_MAX];
@@ -223,22 +228,15 @@ static bool empty_after(struct undo *u, int dirfd, const char *name, const char 
  * the store) and not changed since (size and mtime as the link record says:
  * the user's later edit in place is kept), and directories holding nothing
  * else.  Removes them (unless a
- * dry run); true when nothing else is left in dirfd/name, which may then go.
+ * dry run); true when nothing else is left in parent/name, which may then go.
  * A path the journal names is left to its own entry.
  */
-static bool clear_moved(struct undo *u, int dirfd, const char *name, const char *rel, int depth)
+static bool clear_moved(struct undo *u, int parent, const char *name, const char *rel, int depth)
 {
-	int fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0 || depth > 256) {
-		if (fd >= 0)
-			close(fd);
+	DIR *d = depth > 256 ? NULL : dir_at(parent, name);
+	if (!d)
 		return false;
-	}
-	DIR *d = fdopendir(fd);
-	if (!d) {
-		close(fd);
-		return false;
-	}
+	int fd = dirfd(d);
 	bool empty = true;
 	struct dirent *de;
 	char child[PATH_MAX];
